@@ -32,6 +32,7 @@ FORMAT_MODULES: dict[str, str] = {
     "vally": "vally",
     "csv": "tabular:read_csv",
     "jsonl": "tabular:read_jsonl",
+    "counts": "counts",
 }
 
 

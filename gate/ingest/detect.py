@@ -22,7 +22,8 @@ _JSONL_LINES = 50
 #: what ``detect`` can name, for the error when nothing fits.
 _KNOWN = (
     "native eval-gate JSON/JSONL, Inspect AI .eval/.json log, promptfoo results.json, "
-    "JUnit XML, tau-bench/tau2-bench results, Vally results.jsonl, or a CSV with a header"
+    "JUnit XML, tau-bench/tau2-bench results, Vally results.jsonl, an eval-gate counts file, "
+    "or a CSV with a header"
 )
 
 
@@ -118,12 +119,21 @@ def _json_document_format(keys: set[tuple[str, ...]]) -> str | None:
         return "tau2-bench"
     if {("[]", "task_id"), ("[]", "reward")} <= keys:
         return "tau-bench"
+    if {("[]", "stimulus"), ("[]", "n"), ("[]", "c")} <= keys and ("[]", "trial") not in keys:
+        return "counts"
     return None
+
+
+def _is_counts_row(record: dict[str, object]) -> bool:
+    return {"stimulus", "n", "c"} <= record.keys() and "trial" not in record
 
 
 def _jsonl_format(records: list[dict[str, object]], head: str, name: str) -> str | None:
     if any(record.get("type") == "trial-result" for record in records):
         return "vally"
+    rows = [record for record in records if record.get("type") != "suite"]
+    if rows and _is_counts_row(rows[0]):
+        return "counts"
     first = records[0] if records else None
     if first is not None and ("stimulus" in first or first.get("type") == "suite"):
         return "native"

@@ -113,7 +113,14 @@ def test_validate_reports_each_file(tmp_path: Path) -> None:
 
 def test_schema_command_prints_the_shipped_schemas() -> None:
     listing = run("schema")
-    assert listing.stdout.split() == ["results", "trial-record", "config", "report", "common"]
+    assert listing.stdout.split() == [
+        "results",
+        "trial-record",
+        "counts",
+        "config",
+        "report",
+        "common",
+    ]
     printed = run("schema", "config")
     assert json.loads(printed.stdout) == json.loads(
         (ROOT / "schemas" / "config.schema.json").read_text()

@@ -63,6 +63,21 @@ def test_minified_and_single_line_documents(tmp_path: Path) -> None:
     assert detect(str(native)) == "native"
 
 
+def test_counts_files_are_detected(tmp_path: Path) -> None:
+    declaration = {"type": "suite", "schema_version": "1.0", "suite": "math"}
+    row = {"suite": "math", "stimulus": "p-1", "n": 10, "c": 7}
+    jsonl = tmp_path / "totals.dat"
+    jsonl.write_text(json.dumps(declaration) + "\n" + json.dumps(row) + "\n")
+    assert detect(str(jsonl)) == "counts"
+    array = tmp_path / "totals.json"
+    array.write_text(json.dumps([row, {**row, "stimulus": "p-2"}], indent=2))
+    assert detect(str(array)) == "counts"
+    # A trial record with n and c fields in its metadata is still a trial record.
+    trial = tmp_path / "trial.jsonl"
+    trial.write_text(json.dumps({**row, "trial": 0, "passed": True}) + "\n")
+    assert detect(str(trial)) == "native"
+
+
 def test_nothing_fits(tmp_path: Path) -> None:
     cases = {
         "notes.txt": "just some words\n",
@@ -91,6 +106,7 @@ def test_every_format_name_has_a_reader() -> None:
     assert {"native", "inspect", "promptfoo", "junit", "tau-bench", "tau2-bench", "vally"} | {
         "csv",
         "jsonl",
+        "counts",
     } == set(FORMAT_MODULES)
     for name in FORMAT_MODULES:
         assert callable(reader(name))

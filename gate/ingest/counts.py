@@ -1,0 +1,190 @@
+"""The counts artifact: one row of totals per stimulus instead of one record per trial.
+
+Any engine that can ``GROUP BY`` can reduce billions of trials to one row per
+stimulus (docs/scale.md has DuckDB and Spark SQL), and eval-gate gates on the
+rows exactly as on the trials they summarise: every gate reads only a
+stimulus's n, c (and score sum). What totals cannot carry is trial order, so
+the outcome sequences in the reports are empty for such stimuli and
+order-dependent metrics (the reliability decay curve) are unavailable; reading
+a counts file says so in the report's warnings.
+
+Form: JSONL, one record per line, validated by ``schemas/counts.schema.json``
+(a ``{"type": "suite", ...}`` line declares a suite's settings as in trial
+JSONL), or a JSON array of the same records.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from gate.errors import Provenance
+from gate.fileio import atomic_write
+from gate.ingest import IngestOptions, Record
+from gate.ingest._json import (
+    fast_loads_lines,
+    has_bare_cr,
+    iter_jsonl,
+    line_chunks,
+    load_bytes,
+    load_file,
+    read_bytes,
+    strict_lines,
+)
+from gate.ingest.native import CHUNK_BYTES, suite_spec
+from gate.schemas import first_invalid, validate
+from gate.trials import DEFAULT_SUITE, StimulusCounts, TrialTable
+
+#: What the report says once per counts file.
+ORDER_WARNING = (
+    "{path}: {count} given as counts (totals, not trials): the gates need only "
+    "counts, but the trial order is unknown, so their outcome sequences are empty and "
+    "order-dependent metrics (reliability decay curve, graceful degradation) are unavailable"
+)
+
+
+def read(path: str, options: IngestOptions) -> Iterator[Record | StimulusCounts]:
+    """Yield the suite declarations and per-stimulus totals of a counts file."""
+    default_suite = options.suite or DEFAULT_SUITE
+    rows = 0
+    for where, record in _records(path):
+        if record.get("type") == "suite":
+            yield suite_spec(record, record.get("suite", default_suite), where)
+            continue
+        rows += 1
+        yield _counts(record, default_suite, where)
+    count = f"{rows} stimulus is" if rows == 1 else f"{rows} stimuli are"
+    warnings.warn(ORDER_WARNING.format(path=path, count=count), UserWarning, stacklevel=2)
+
+
+def _records(path: str) -> Iterator[tuple[Provenance, Any]]:
+    """(where, schema-valid record) for every record of a counts file, JSONL or JSON array."""
+    if _is_array(path):
+        document: list[Any] = load_bytes(read_bytes(path), Provenance(path))  # starts with [
+        if not _exact_integers(document):
+            document = load_file(path)
+        yield from _validated(document, lambda i: Provenance(path, pointer=f"/{i}"))
+        return
+    for first_line, offset, lines in line_chunks(path, CHUNK_BYTES):
+        raw = b"".join(lines)
+        if has_bare_cr(raw):
+            for line_number, record in iter_jsonl(path, offset, first_line):
+                where = Provenance(path, line_number)
+                validate(record, "counts", where)
+                yield where, record
+            return
+        records = fast_loads_lines(lines, raw)
+        if records is None or not _exact_integers(records):
+            for line_number, record in strict_lines(path, first_line, lines):
+                where = Provenance(path, line_number)
+                validate(record, "counts", where)
+                yield where, record
+            continue
+        yield from _validated(records, _lines(path, first_line))
+
+
+def _lines(path: str, first_line: int) -> Callable[[int], Provenance]:
+    return lambda i: Provenance(path, first_line + i)
+
+
+def _validated(
+    records: list[Any], where: Callable[[int], Provenance]
+) -> Iterator[tuple[Provenance, Any]]:
+    """Records in order; the first invalid one raises its located error when it is reached."""
+    start = 0
+    while start < len(records):
+        bad = first_invalid(records, "counts", start)
+        end = len(records) if bad is None else bad
+        for i in range(start, end):
+            yield where(i), records[i]
+        if bad is None:
+            return
+        validate(records[bad], "counts", where(bad))
+        yield where(bad), records[bad]  # the validators disagreed; jsonschema says valid
+        start = bad + 1
+
+
+def _exact_integers(records: list[Any]) -> bool:
+    # orjson reads an integer past 64 bits as a float; only the strict parser keeps the int.
+    return all(
+        type(r.get(key, 0)) is int or r.get(key) is None
+        for r in records
+        if isinstance(r, dict)
+        for key in ("n", "c", "errors", "skipped")
+    )
+
+
+def _is_array(path: str) -> bool:
+    with open(path, "rb") as handle:
+        head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"[")
+
+
+def _counts(record: Mapping[str, Any], default_suite: str, where: Provenance) -> StimulusCounts:
+    return StimulusCounts(
+        stimulus=record["stimulus"],
+        n=record["n"],
+        c=record["c"],
+        suite=record.get("suite", default_suite),
+        errors=record.get("errors") or 0,
+        skipped=record.get("skipped") or 0,
+        score_sum=record.get("score_sum"),
+        categories=record.get("categories"),
+        tags=tuple(record.get("tags") or ()),
+        messages=tuple(record.get("messages") or ()),
+        provenance=where,
+    )
+
+
+def counts_rows(table: TrialTable) -> Iterator[dict[str, Any]]:
+    """The counts records of ``table``: suite declarations, then one row per stimulus.
+
+    Gating the rows gives the same verdicts as gating ``table`` (tests/scale);
+    only the per-trial order is lost.
+    """
+    for name in sorted({suite for suite, _ in table.stimuli}):
+        spec = table.spec(name)
+        if spec.categories is not None or spec.grader_weights or spec.pass_threshold is not None:
+            declaration: dict[str, Any] = {"type": "suite", "schema_version": "1.0", "suite": name}
+            if spec.categories is not None:
+                declaration["categories"] = dict(spec.categories)
+            if spec.grader_weights:
+                declaration["grader_weights"] = dict(spec.grader_weights)
+            if spec.pass_threshold is not None:
+                declaration["pass_threshold"] = spec.pass_threshold
+            yield declaration
+    for (suite, stimulus), record in table.stimuli.items():
+        passed = record.c()
+        row: dict[str, Any] = {
+            "suite": suite,
+            "stimulus": stimulus,
+            "n": record.n(True),
+            "c": passed,
+            "errors": record.errors,
+            "skipped": record.skipped,
+        }
+        if record.scored:
+            row["score_sum"] = record.score_sum()
+        if table.spec(suite).categories is not None and record.ordered:
+            names = table.spec(suite).category_names
+            by_index = table.category_counts(record, errors_as_failures=False)
+            row["categories"] = dict(zip(names, by_index, strict=True))
+        if record.tags:
+            row["tags"] = sorted(record.tags)
+        if record.messages:
+            row["messages"] = list(record.messages)
+        yield row
+
+
+def write_counts(table: TrialTable, path: str) -> None:
+    """Write ``table`` as a counts JSONL file (atomically)."""
+    lines = []
+    for row in counts_rows(table):
+        score = row.get("score_sum")
+        if score is not None and not math.isfinite(score):  # pragma: no cover - never from a table
+            raise ValueError(f"score_sum {score} of {row['stimulus']!r} is not finite")
+        lines.append(json.dumps(row, ensure_ascii=False, allow_nan=False))
+    atomic_write(path, "\n".join(lines) + "\n")

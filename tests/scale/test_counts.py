@@ -1,0 +1,164 @@
+"""A counts file gives the verdicts of the trials it was made from; what it cannot say, it says."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from gate.config import build_config
+from gate.errors import InputError
+from gate.ingest import IngestOptions, load
+from gate.ingest.counts import counts_rows, write_counts
+from gate.pipeline import CheckRequest, run_check
+from gate.report.json_report import build_report
+from gate.report.markdown import render_summary
+from gate.schemas import validator
+from gate.trials import StimulusCounts, Trial
+from tests.scale.conftest import random_jsonl
+
+COUNTS = IngestOptions(format="counts")
+# Reading counts warns that order-dependent metrics are unavailable; the reports test checks it.
+pytestmark = pytest.mark.filterwarnings("ignore:.*given as counts:UserWarning")
+
+CONFIGS = [
+    {"gates": {"threshold": 0.45}},
+    {"k": 2, "gates": {"pass_rate": {"min": 0.4, "bound": "lower"}, "pass_at_k": 0.7}},
+    {"k": 3, "gates": {"pass_hat_k": {"min": 0.2, "bound": "upper"}}},
+    {"gates": {"max_flakiness": 45, "max_ci_half_width": 0.2}},
+    {"errors": "exclude", "gates": {"pass_rate": {"min": 0.5, "scope": "stimuli", "tag": "geo"}}},
+    {"interval": "jeffreys", "confidence": 0.9, "gates": {"pass_hat_k": {"min": 0.3, "k": 2}}},
+]
+
+
+@pytest.fixture
+def trials_and_counts(tmp_path: Path) -> tuple[Path, Path]:
+    trials = tmp_path / "trials.jsonl"
+    random_jsonl(trials, random.Random(21), stimuli=80, trials=10, order="shuffled")
+    table, _ = load([str(trials)])
+    counts = tmp_path / "counts.jsonl"
+    write_counts(table, str(counts))
+    return trials, counts
+
+
+@pytest.mark.parametrize("settings", CONFIGS)
+def test_counts_give_the_verdicts_and_numbers_of_their_trials(
+    trials_and_counts: tuple[Path, Path], settings: dict[str, object]
+) -> None:
+    trials, counts = trials_and_counts
+    config = build_config(settings)
+    from_trials = run_check(CheckRequest((str(trials),), config))
+    from_counts = run_check(CheckRequest((str(counts),), config, COUNTS))
+    assert [g.passed for g in from_counts.gates] == [g.passed for g in from_trials.gates]
+    assert from_counts.gates == from_trials.gates
+    assert from_counts.verdict == from_trials.verdict
+    # Everything but the trial order is the same, number for number.
+    expected = tuple(dataclasses.replace(s, outcomes="") for s in from_trials.suite.stimuli)
+    assert from_counts.suite.stimuli == expected
+    assert dataclasses.replace(from_counts.suite, stimuli=expected) == dataclasses.replace(
+        from_trials.suite, stimuli=expected
+    )
+
+
+def test_reports_say_which_metrics_need_trials(trials_and_counts: tuple[Path, Path]) -> None:
+    _, counts = trials_and_counts
+    config = build_config({"gates": {"threshold": 0.1}})
+    outcome = run_check(CheckRequest((str(counts),), config, COUNTS))
+    assert any("order-dependent" in w and "counts" in w for w in outcome.warnings)
+    report = build_report(outcome)
+    assert validator("report").is_valid(report)
+    assert {s["outcomes"] for s in report["stimuli"]} == {""}
+    summary = render_summary(outcome)
+    assert "reliability decay curve" in summary  # the warning, Markdown-escaped
+
+
+def test_json_array_form_equals_jsonl(trials_and_counts: tuple[Path, Path], tmp_path: Path) -> None:
+    _, counts = trials_and_counts
+    array = tmp_path / "counts.json"
+    rows = [json.loads(line) for line in counts.read_text().splitlines()]
+    array.write_text(json.dumps(rows, indent=1))
+    one, _ = load([str(counts)], COUNTS)
+    two, _ = load([str(array)], COUNTS)
+    assert [(r.n(), r.c(), r.errors, r.skipped, r.score_sum(), r.scored, r.tags)
+            for r in one.stimuli.values()] == [
+        (r.n(), r.c(), r.errors, r.skipped, r.score_sum(), r.scored, r.tags)
+        for r in two.stimuli.values()
+    ]  # fmt: skip
+
+
+def test_sql_nulls_and_categories(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    weights = {"wrong": 0.0, "partial": 0.5, "right": 1.0}
+    lines = [
+        {"type": "suite", "suite": "qa", "categories": weights},
+        {"suite": "qa", "stimulus": "a", "n": 4, "c": 1, "errors": None, "skipped": None,
+         "score_sum": None, "categories": {"wrong": 1, "partial": 2, "right": 1}, "tags": None},
+        {"suite": "qa", "stimulus": "b", "n": 3, "c": 3, "categories": None},
+    ]  # fmt: skip
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    table, _ = load([str(path)], COUNTS)
+    a, b = table.stimuli[("qa", "a")], table.stimuli[("qa", "b")]
+    assert (a.n(), a.c(), a.errors, a.score_sum(), a.scored) == (4, 1, 0, 2.0, True)
+    assert table.category_counts(a) == [1, 2, 1]
+    assert (b.score_sum(), b.scored, b.ordered) == (3.0, False, False)
+    with pytest.raises(ValueError, match="counts file"):
+        _ = b.passed
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"stimulus": "a", "n": 3, "c": 3, "errors": 1}, ":2: stimulus 'a': c + errors exceeds n"),
+        ({"stimulus": "a", "n": 3, "c": 1, "score_sum": 3.5}, "score_sum out of range"),
+        ({"stimulus": "a", "n": 0, "c": 0}, "has no trials"),
+        ({"stimulus": "a", "n": 2, "c": 1, "categories": {"x": 2}}, "'x' is not a category"),
+        ({"stimulus": "a", "n": 3, "c": "1"}, ":2 at /c: wrong type"),
+        ({"stimulus": "a", "n": 3, "c": 1, "trials": 3}, "unknown field 'trials'"),
+    ],
+)
+def test_bad_rows_are_located(tmp_path: Path, row: dict[str, object], message: str) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"stimulus": "ok", "n": 1, "c": 1}) + "\n" + json.dumps(row))
+    with pytest.raises(InputError, match=re.escape(message)):
+        load([str(path)], COUNTS)
+
+
+def test_a_stimulus_given_twice_names_both_places(tmp_path: Path) -> None:
+    counts = tmp_path / "c.jsonl"
+    counts.write_text(json.dumps({"stimulus": "a", "n": 2, "c": 1}) + "\n")
+    trials = tmp_path / "t.jsonl"
+    trials.write_text(json.dumps({"stimulus": "a", "trial": 0, "passed": True}) + "\n")
+    with pytest.raises(InputError) as caught:
+        table, _ = load([str(counts)], COUNTS)
+        table.add(next(iter(_trials_of(trials))))
+    assert f"first at {counts}:1, again at {trials}:1" in str(caught.value)
+    with pytest.raises(InputError) as caught:
+        table, _ = load([str(trials)])
+        table.extend(_counts_of(counts))
+    assert f"first at {trials}:1, again at {counts}:1" in str(caught.value)
+    counts.write_text(counts.read_text() * 2)
+    with pytest.raises(InputError, match=f"first at {counts}:1, again at {counts}:2"):
+        load([str(counts)], COUNTS)
+
+
+def _counts_of(path: Path) -> list[StimulusCounts]:
+    from gate.ingest import counts
+
+    return [r for r in counts.read(str(path), IngestOptions()) if isinstance(r, StimulusCounts)]
+
+
+def _trials_of(path: Path) -> list[Trial]:
+    from gate.ingest import native
+
+    return [r for r in native.read_strict(str(path), IngestOptions()) if isinstance(r, Trial)]
+
+
+def test_rows_round_trip_through_the_schema(trials_and_counts: tuple[Path, Path]) -> None:
+    trials, _ = trials_and_counts
+    table, _ = load([str(trials)])
+    checker = validator("counts")
+    assert all(checker.is_valid(row) for row in counts_rows(table))

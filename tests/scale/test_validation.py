@@ -1,0 +1,131 @@
+"""jsonschema-rs (the fast yes/no) and jsonschema (the reference) agree on our schemas,
+and the exact duplicate-key check never lets a duplicate through."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from typing import Any
+
+import pytest
+
+from gate import schemas
+from gate.ingest._json import _keys_unique, fast_loads_lines
+from tests.scale.conftest import random_record
+
+pytest.importorskip("jsonschema_rs")
+
+BAD_VALUES: list[Any] = [None, True, -1, 1.5, 2**70, "", "x", [], {}, ["a", "a"], {"x": 1}, 0.5]
+KEYS = ["suite", "stimulus", "trial", "status", "passed", "score", "outcome", "graders", "tags",
+        "message", "metadata", "type", "schema_version", "n", "c", "errors", "skipped",
+        "score_sum", "categories", "name", "tokens", "input", "pased"]  # fmt: skip
+
+
+def mutate(rng: random.Random, value: Any) -> Any:
+    """Change one thing somewhere inside ``value``: drop, add or replace a key or an item."""
+    value = copy.deepcopy(value)
+    containers = [value]
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        children = list(item.values()) if isinstance(item, dict) else item
+        for child in children if isinstance(item, dict | list) else ():
+            if isinstance(child, dict | list):
+                containers.append(child)
+                stack.append(child)
+    target = rng.choice(containers)
+    if isinstance(target, dict):
+        action = rng.random()
+        if action < 0.3 and target:
+            del target[rng.choice(list(target))]
+        elif action < 0.6:
+            target[rng.choice(KEYS)] = rng.choice(BAD_VALUES)
+        elif target:
+            target[rng.choice(list(target))] = rng.choice(BAD_VALUES)
+    elif target:
+        target[rng.randrange(len(target))] = rng.choice(BAD_VALUES)
+    else:
+        target.append(rng.choice(BAD_VALUES))
+    return value
+
+
+def corpus(rng: random.Random) -> dict[str, list[Any]]:
+    trials = [random_record(rng, rng.choice(["plain", "graded", "rated"]), "s", t)
+              for t in range(150)]  # fmt: skip
+    trials.append({"type": "suite", "suite": "s", "categories": {"a": 0, "b": 1}})
+    documents = [
+        {"schema_version": "1.2", "suite": "x", "pass_threshold": 0.5,
+         "stimuli": [{"id": "a", "tags": ["t"],
+                      "trials": [{k: v for k, v in t.items() if k not in ("suite", "stimulus")}
+                                 for t in trials[i : i + 3]]}]}
+        for i in range(0, 60, 3)
+    ]  # fmt: skip
+    counts = [{"suite": "s", "stimulus": f"c{i}", "n": 10, "c": i % 10, "errors": 0,
+               "skipped": None, "score_sum": 2.5, "categories": {"a": 4, "b": 6}, "tags": ["t"]}
+              for i in range(50)]  # fmt: skip
+    counts.append({"type": "suite", "suite": "s", "pass_threshold": 0.5})
+    return {"trial-record": trials, "results": documents, "counts": counts}
+
+
+def test_both_validators_agree_on_valid_and_mutated_records() -> None:
+    rng = random.Random(1)
+    for name, valid in corpus(rng).items():
+        reference = schemas.validator(name)
+        assert all(reference.is_valid(x) for x in valid), name
+        assert schemas.first_invalid(valid, name) is None
+        cases = valid + [mutate(rng, x) for x in valid for _ in range(6)]
+        verdicts = [reference.is_valid(x) for x in cases]
+        assert [schemas.is_valid(x, name) for x in cases] == verdicts, name
+        assert not all(verdicts)
+        first = next(i for i, ok in enumerate(verdicts) if not ok)
+        assert schemas.first_invalid(cases, name) == first
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1, "a": 2}',
+        '{"a": {"b": 1, "b": 1}}',
+        '{"a": [{"k": "x:y", "k": "x:y"}]}',
+        '{"m": "a:b:c", "m": ""}',
+        '{"a" : 1, "a" : 2}',
+        '{"a\\u003a": 1, "a:": 2, "a:": 3}',
+        '{"\\u0061": 1, "a": 2}',
+    ],
+)
+def test_a_duplicate_key_never_passes_the_fast_parser(text: str) -> None:
+    raw = text.encode()
+    assert fast_loads_lines([raw], raw) is None
+    with pytest.raises(ValueError):
+        json.loads(text, object_pairs_hook=_refuse_duplicates)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"a": "x:y", "b": {"c:": [":", {"d": ":"}]}}', '{"k": 1}', '[{"a": 1}, {"a": 2}]'],
+)
+def test_colons_inside_strings_do_not_fool_the_key_count(text: str) -> None:
+    raw = text.encode()
+    assert fast_loads_lines([raw], raw) == [json.loads(text)]
+    assert _keys_unique(raw, json.loads(text))
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("duplicate")
+    return dict(pairs)
+
+
+def test_values_json_has_no_word_for_fall_back_to_jsonschema() -> None:
+    import datetime
+
+    from gate.errors import InputError, Provenance
+
+    # YAML configurations can hold dates and integer keys; jsonschema-rs refuses to look.
+    for instance in ({"version": datetime.date(2024, 1, 1)}, {1: 2}):
+        assert not schemas.is_valid(instance, "config")
+        assert schemas.first_invalid([instance], "config") == 0
+        with pytest.raises(InputError, match=r"c\.yml"):
+            schemas.validate(instance, "config", Provenance("c.yml"))
