@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import click
 
@@ -92,7 +92,29 @@ def _ingest(
     )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """Commands defined elsewhere are imported only when they run or help lists them.
+
+    ``action`` lives in :mod:`gate.github` (only that package knows GitHub exists) and
+    imports the Markdown renderer and the REST client: a plain ``check`` must not pay for it.
+    """
+
+    lazy: ClassVar[dict[str, tuple[str, str]]] = {"action": ("gate.github.cli", "action_command")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.lazy])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy:
+            import importlib
+
+            module, attribute = self.lazy[cmd_name]
+            command: click.Command = getattr(importlib.import_module(module), attribute)
+            return command
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="eval-gate")
 def main() -> None:
     """eval-gate: multi-trial eval results in, an honest CI verdict out."""
@@ -121,6 +143,10 @@ def main() -> None:
 )
 @click.option(
     "--max-regression", help="Gate: the candidate is not worse than the baseline by more."
+)
+@click.option(
+    "--min-improvement",
+    help="Gate: the candidate is better than the baseline by at least this.",
 )
 @click.option(
     "--bound",
@@ -247,15 +273,6 @@ def schema(name: str | None) -> None:
         )
     click.echo(schema_text(name), nl=False)
 
-
-def _register_action() -> None:
-    # Imported here, not at the top, so that only this line of the CLI knows GitHub exists.
-    from gate.github.cli import action_command
-
-    main.add_command(action_command, "action")
-
-
-_register_action()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -65,7 +65,8 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import gammaln, ndtri, stdtr, stdtrit
+
+from gate.metrics._special import gammaln, normal_quantile, stdtr, stdtrit
 
 __all__ = [
     "DEFAULT_POWER",
@@ -884,7 +885,7 @@ def minimum_detectable_effect(
     alpha = _alpha(confidence)
     if stimuli <= 0:
         raise ValueError("stimuli must be ≥ 1")
-    z = float(ndtri(1.0 - alpha)) + float(ndtri(_check_confidence(power)))
+    z = normal_quantile(1.0 - alpha) + normal_quantile(_check_confidence(power))
     return z * math.sqrt(max(variance, 0.0) / stimuli)
 
 
@@ -910,7 +911,7 @@ def trials_needed(
     alpha = _alpha(confidence)
     if effect <= 0.0 or stimuli <= 0:
         return None
-    z = float(ndtri(1.0 - alpha)) + float(ndtri(_check_confidence(power)))
+    z = normal_quantile(1.0 - alpha) + normal_quantile(_check_confidence(power))
     room = stimuli * effect**2 / z**2 - max(between, 0.0)
     if room <= 0.0:
         return None
@@ -1016,7 +1017,7 @@ def _power(
     needed_k: int | None = None
     needed_m: int | None = None
     if target is not None and target > 0.0:
-        z2 = (float(ndtri(1.0 - alpha)) + float(ndtri(power))) ** 2
+        z2 = (normal_quantile(1.0 - alpha) + normal_quantile(power)) ** 2
         needed_m = max(1, math.ceil(z2 * variance / target**2 - 1e-9))
         goal = f"a drop of {_threshold_points(target)} points"
         if between is not None and sigma_a is not None and sigma_b is not None:

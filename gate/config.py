@@ -45,6 +45,7 @@ OVERRIDE_NAMES = (
     "interval",
     "errors",
     "max_regression",
+    "min_improvement",
 )
 
 
@@ -231,6 +232,7 @@ def load_config(path: str | None, overrides: Mapping[str, str | None] | None = N
         ("max_flakiness", "max_flakiness"),
         ("max_ci_half_width", "max_ci_half_width"),
         ("max_regression", "max_regression"),
+        ("min_improvement", "min_improvement"),
     ):
         if option in given:
             gates[kind] = _number(option, str(given[option]))

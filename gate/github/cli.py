@@ -12,13 +12,16 @@ from __future__ import annotations
 import html
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
-from markdown_it import MarkdownIt
 
 from gate.github.entrypoint import Evaluation, evaluate, main
 from gate.github.inputs import INPUT_DEFAULTS, env_name
 from gate.github.runner import annotation_commands
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>eval-gate: action preview</title>
@@ -39,6 +42,8 @@ blockquote {{ border-left: 4px solid #d1d9e0; margin: 0; padding-left: 1em; colo
 
 def markdown_renderer() -> MarkdownIt:
     """CommonMark with GFM tables and strikethrough, raw HTML kept (GitHub allows what we use)."""
+    from markdown_it import MarkdownIt  # only --html renders: keep it off every other path
+
     return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
 
 

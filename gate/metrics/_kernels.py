@@ -12,7 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import betaln, gammaln
+
+from gate.metrics._special import betaln, gammaln
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -63,6 +64,19 @@ def group_counts(n: IntArray, c: IntArray) -> CountGroups:
     )
 
 
+def _log1m_ratio(removed: FloatArray | float, denom: FloatArray) -> FloatArray:
+    """``log(1 - removed/denom)`` to full relative precision for integer-valued inputs.
+
+    Near 0 the ``log1p`` form keeps the digits; near ``-inf`` (``removed`` close to
+    ``denom``, e.g. pass^k with c much smaller than n) ``1 - x`` cancels, and the
+    exact difference ``(denom - removed)/denom`` of two integers does not.
+    """
+    x = removed / denom
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result: FloatArray = np.where(x <= 0.5, np.log1p(-x), np.log((denom - removed) / denom))
+    return result
+
+
 def log_comb_ratio(n: IntArray, m: IntArray, k: int) -> FloatArray:
     """``log(C(n-m, k) / C(n, k))`` elementwise; ``-inf`` where ``n - m < k``.
 
@@ -70,8 +84,9 @@ def log_comb_ratio(n: IntArray, m: IntArray, k: int) -> FloatArray:
 
         C(n-m, k)/C(n, k) = prod_{j<k} (1 - m/(n-j)) = prod_{i=n-m+1}^{n} (1 - k/i)
 
-    The shorter one is summed in log1p form, which keeps full relative precision
-    where ratios of ``comb`` overflow and differences of ``gammaln`` cancel.
+    The shorter one is summed term by term (:func:`_log1m_ratio`), which keeps full
+    relative precision where ratios of ``comb`` overflow and differences of
+    ``gammaln`` cancel, for c close to n and for c much smaller than n alike.
     """
     n_f = np.asarray(n, dtype=np.float64).ravel()
     m_f = np.asarray(m, dtype=np.float64).ravel()
@@ -90,7 +105,7 @@ def log_comb_ratio(n: IntArray, m: IntArray, k: int) -> FloatArray:
         for start in range(0, n_ok.size, rows):
             stop = start + rows
             denom = n_ok[start:stop, None] - step
-            result[start:stop] = np.log1p(-m_ok[start:stop, None] / denom).sum(axis=1)
+            result[start:stop] = _log1m_ratio(m_ok[start:stop, None], denom).sum(axis=1)
     else:
         terms = longest_m
         step = np.arange(terms, dtype=np.float64)
@@ -101,7 +116,7 @@ def log_comb_ratio(n: IntArray, m: IntArray, k: int) -> FloatArray:
             used = step < m_ok[start:stop, None]
             # i >= n-m+1 > k on used terms, so log1p stays finite.
             safe_i = np.where(used, i, np.inf)
-            result[start:stop] = np.log1p(-k / safe_i).sum(axis=1)
+            result[start:stop] = np.where(used, _log1m_ratio(float(k), safe_i), 0.0).sum(axis=1)
     out[feasible] = result
     return out.reshape(np.shape(n))
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any, Literal, NamedTuple, get_args
 
 import numpy as np
-from scipy.special import betaincinv, ndtri
 
 from gate.metrics._kernels import (
     FloatArray,
@@ -19,6 +18,7 @@ from gate.metrics._kernels import (
     normal_interval,
     posterior_score,
 )
+from gate.metrics._special import betaincinv, normal_quantile
 from gate.metrics._validation import (
     check_choice,
     check_confidence,
@@ -87,7 +87,7 @@ def z_value(confidence: float) -> float:
     >>> round(z_value(0.95), 4)
     1.96
     """
-    return float(ndtri(0.5 + 0.5 * check_confidence(confidence)))
+    return normal_quantile(0.5 + 0.5 * check_confidence(confidence))
 
 
 def _as_result(values: FloatArray) -> float | FloatArray:
@@ -109,7 +109,7 @@ def _rate_bounds(
 ) -> tuple[FloatArray, FloatArray]:
     tail = 0.5 * (1.0 - confidence)
     if method in ("wilson", "wald"):
-        z = float(ndtri(1.0 - tail))
+        z = normal_quantile(1.0 - tail)
         p = c / n
         if method == "wald":
             half = z * np.sqrt(p * (1.0 - p) / n)

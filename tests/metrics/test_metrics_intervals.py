@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from math import comb
 
 import numpy as np
@@ -152,3 +153,15 @@ def test_unknown_method() -> None:
         metrics.rate_interval(1, 2, method="agresti")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown metric"):
         metrics.suite_mean_interval([1], [2], 1, "pass@k")  # type: ignore[arg-type]
+
+
+def test_stdlib_normal_quantile_equals_scipy_ndtri() -> None:
+    # gate.metrics._special replaces scipy.special.ndtri on the default path (cold start).
+    from scipy.special import ndtri
+
+    from gate.metrics._special import normal_quantile
+
+    grid = [1e-300, 1e-12, 0.001, 0.025, 0.05, 0.3, 0.5, 0.8, 0.95, 0.975, 0.999, 1 - 1e-12]
+    for p in grid:
+        assert normal_quantile(p) == pytest.approx(float(ndtri(p)), rel=1e-14, abs=1e-14)
+    assert normal_quantile(0.0) == -math.inf and normal_quantile(1.0) == math.inf

@@ -50,6 +50,23 @@ def test_pass_hat_k_tiny_and_large_values(n: int, c: int, k: int) -> None:
     assert relative_error(value, exact_pass_hat_k(n, c, k)) <= 1e-12
 
 
+@pytest.mark.parametrize(
+    ("n", "c", "k"),
+    [(10**6, 1, 1), (10**6, 10, 5), (10**5, 2, 2), (1_000, 500, 20), (50, 3, 3), (10**6, 3, 2)],
+)
+def test_pass_hat_k_few_passes_among_many_trials(n: int, c: int, k: int) -> None:
+    # c much smaller than n: each factor (c-j)/(n-j) is tiny, and 1 - (n-c)/(n-j) cancels;
+    # the exact integer ratio keeps the digits (statistics.md §3, pass^k form).
+    value = float(metrics.pass_hat_k_counts(n, c, k))
+    assert relative_error(value, exact_pass_hat_k(n, c, k)) <= 1e-14
+    matrix = np.zeros((1, 50), dtype=int)
+    if n == 50:
+        matrix[0, :c] = 1
+        assert (
+            relative_error(float(metrics.pass_hat_k(matrix, k)), exact_pass_hat_k(n, c, k)) <= 1e-14
+        )
+
+
 def test_ragged_vector_of_hard_cases_never_nan() -> None:
     n = np.array([10**6, 10**6, 10**5, 10**6, 7])
     c = np.array([1, 10, 2, 0, 7])

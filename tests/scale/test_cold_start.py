@@ -1,0 +1,77 @@
+"""Cold start: a command imports only what it needs (issue: scale, "Cold start").
+
+Timing lives in bench/scale.py; these tests pin the cause of a slow start, which
+is a heavy import on a path that does not use it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import EXAMPLES
+
+#: Modules a check of the small example must not load: scipy (its array-API layer
+#: imports most of numpy's submodules), the Markdown renderer, the GitHub client, and
+#: jsonschema (only an invalid record needs its worded errors).
+HEAVY = ("scipy", "markdown_it", "gate.github", "jsonschema.", "referencing")
+
+PROBE = """
+import runpy, sys
+sys.argv = ["eval-gate", *sys.argv[1:]]
+try:
+    runpy.run_module("gate.cli", run_name="__main__")
+except SystemExit as stop:
+    code = stop.code
+heavy = sorted(m for m in sys.modules if m.startswith({heavy!r}) or m in {roots!r})
+print("LOADED:" + ",".join(heavy), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def _loaded(*args: str, cwd: str | None = None) -> tuple[int, list[str]]:
+    roots = tuple(name.rstrip(".") for name in HEAVY)
+    code = PROBE.format(heavy=HEAVY, roots=roots)
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=cwd
+    )
+    line = next(x for x in done.stderr.splitlines() if x.startswith("LOADED:"))
+    return done.returncode, [m for m in line.removeprefix("LOADED:").split(",") if m]
+
+
+def test_check_of_the_small_example_loads_nothing_heavy(tmp_path: Path) -> None:
+    code, loaded = _loaded(
+        "check", "results.jsonl", "--json", str(tmp_path / "r.json"), cwd=str(EXAMPLES / "failing")
+    )
+    assert code == 1  # the failing example fails its gates
+    assert loaded == []
+
+
+def test_help_loads_neither_numpy_nor_validators() -> None:
+    code, loaded = _loaded("--help")
+    assert code == 0
+    # Listing the commands imports the action's module for its one-line help; nothing else.
+    assert [m for m in loaded if not m.startswith("gate.github")] == []
+    numpy_probe = subprocess.run(
+        [sys.executable, "-c", "import sys, gate.cli; print('numpy' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert numpy_probe.stdout.strip() == "False"
+
+
+def test_beta_quantile_methods_still_load_scipy_when_asked(tmp_path: Path) -> None:
+    # The lazy path must still work: Jeffreys needs scipy.special.betaincinv.
+    code, loaded = _loaded(
+        "check",
+        "results.jsonl",
+        "--json",
+        str(tmp_path / "r.json"),
+        "--interval",
+        "jeffreys",
+        cwd=str(EXAMPLES / "failing"),
+    )
+    assert code == 1
+    assert "scipy.special" in loaded
