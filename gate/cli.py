@@ -254,12 +254,19 @@ def validate(
         )
     if bad:
         raise BadInput(f"{bad} of {len(paths)} file(s) are invalid")
+    if len(paths) > 1:
+        # Each file is valid alone; `check` merges them, which can still fail (a trial
+        # given in two files, a suite declared two ways).
+        try:
+            load(paths, options)
+        except EvalGateError as error:
+            raise BadInput(f"the files are valid one by one but not together: {error}") from None
 
 
 @main.command()
 @click.argument("name", required=False)
 def schema(name: str | None) -> None:
-    """Print the JSON Schema NAME (results, trial-record, config, report, common), or list them."""
+    """Print the JSON Schema NAME (results, trial-record, counts, config, ...), or list them."""
     from gate.schemas import SCHEMA_NAMES, schema_text
 
     if name is None:

@@ -14,7 +14,10 @@ text again, so errors are always located and worded the same way.
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from gate.errors import InputError, Provenance
@@ -42,7 +45,76 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _StrictJSONError(f"the number {text} is too large (use a finite number)")
+    return value
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_no_duplicate_keys,
+    parse_constant=_reject_constant,
+    parse_float=_finite_float,
+)
+
+_TOKEN = re.compile(
+    r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?'
+    r"|[{}\[\]:,]"
+)
+
+
+def _locate_refusal(text: str) -> tuple[int, str] | None:
+    """Offset and JSON pointer of the first NaN/Infinity, overflowing number or repeated key.
+
+    The decoder's hooks are not told where they are; this walk over the tokens of
+    an otherwise well-formed text finds the place again (only ever run on a refusal).
+    """
+    frames: list[list[Any]] = []  # ["{", keys seen, current key, awaiting a key] | ["[", index]
+
+    def here(last: str | None = None) -> str:
+        parts = [f[2] if f[0] == "{" else f[1] for f in frames]
+        if last is not None:
+            parts[-1] = last
+        return pointer(*[p for p in parts if p is not None])
+
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        top = frames[-1] if frames else None
+        if token in "{[":
+            frames.append(["{", set(), None, True] if token == "{" else ["[", 0])
+        elif token in "}]":
+            if frames:
+                frames.pop()
+        elif token == ",":
+            if top is not None and top[0] == "{":
+                top[3] = True
+            elif top is not None:
+                top[1] += 1
+        elif token == ":":
+            if top is not None and top[0] == "{":
+                top[3] = False
+        elif token.startswith('"'):
+            if top is not None and top[0] == "{" and top[3]:
+                key = json.loads(token)
+                top[2] = key
+                if key in top[1]:
+                    return match.start(), here(key)
+                top[1].add(key)
+        elif token.lstrip("-") in ("Infinity", "NaN") or not math.isfinite(float(token)):
+            return match.start(), here()
+    return None
+
+
+def _refusal(error: _StrictJSONError, text: str, where: Provenance) -> InputError:
+    located = _locate_refusal(text)
+    if located is None:
+        return InputError(str(error), where)
+    offset, at = located
+    line = text.count("\n", 0, offset) + 1
+    column = offset - text.rfind("\n", 0, offset)
+    place = f"column {column}" if where.line is not None else f"line {line}, column {column}"
+    return InputError(f"{error} ({place})", replace(where, pointer=where.pointer or at or None))
 
 
 def loads(text: str, where: Provenance) -> Any:
@@ -50,7 +122,7 @@ def loads(text: str, where: Provenance) -> Any:
     try:
         value, end = _DECODER.raw_decode(text, _skip_space(text, 0))
     except _StrictJSONError as error:
-        raise InputError(str(error), where) from None
+        raise _refusal(error, text, where) from None
     except json.JSONDecodeError as error:
         raise InputError(
             f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})", where
