@@ -168,7 +168,7 @@ MALFORMED = [
         "t.jsonl",
         '{"stimulus": "a", "passed": true}\n{"stimulus": "a", "passed": NaN}\n',
         "jsonl",
-        r"t\.jsonl:2: NaN is not valid JSON",
+        r"t\.jsonl:2 at /passed: NaN is not valid JSON",
     ),
 ]
 
