@@ -4,10 +4,17 @@ The comment is found again by a hidden marker on its first line *and* by its aut
 the token's own identity, so nobody else's comment (a copied marker) is ever taken over. The
 marker carries a digest of the results, so ``on-change`` can leave an unchanged comment alone.
 
+The identity is ``GET /user``'s login for a user token. An installation token (the workflow's
+``GITHUB_TOKEN``, or a GitHub App's) gets 403 there, and comments as ``github-actions[bot]``
+or as ``<app-slug>[bot]``, which the token cannot learn: for it, a comment is ours when its
+author is a bot (``user.type == "Bot"``), still only with our marker and comment id. People
+cannot be bots, so no person's comment with a copied marker is ever taken over.
+
 Modes: ``off``; ``always`` (create, then update in place); ``on-failure`` (create only when a
 gate fails, but keep an existing comment current, so a fixed PR does not keep showing a
 failure); ``on-change`` (create, then update only when the results changed); ``recreate``
-(delete the old comment and post a new one at the bottom of the conversation).
+(post a new comment at the bottom of the conversation, then delete the old one, so a post
+that fails leaves the old comment in place).
 """
 
 from __future__ import annotations
@@ -26,8 +33,8 @@ from gate.report.escape import html_comment_text, md_text
 
 #: GitHub refuses a comment body longer than this.
 COMMENT_LIMIT = 65_536
-#: who GITHUB_TOKEN comments as; ``GET /user`` answers 403 to installation tokens.
-ACTIONS_BOT_LOGIN = "github-actions[bot]"
+#: ``user.type`` of a comment written with an installation token (Actions or a GitHub App).
+BOT_TYPE = "Bot"
 _MARKER = re.compile(r"\A<!-- eval-gate:sticky id=([A-Za-z0-9._-]+) digest=([0-9a-f]{16}) -->")
 
 Action = Literal["created", "updated", "recreated", "unchanged", "skipped", "failed"]
@@ -87,33 +94,42 @@ def build_comment_body(summary_markdown: str, comment_id: str, run_url: str | No
 # -- publishing -------------------------------------------------------------------------------
 
 
-def token_login(api: GitHubApi) -> str:
-    """Whom the token comments as: ``GET /user``, or the Actions bot for GITHUB_TOKEN."""
+def token_login(api: GitHubApi) -> str | None:
+    """Whom the token comments as: ``GET /user``'s login, or None for an installation token.
+
+    ``GET /user`` answers 403 to every installation token: the workflow's ``GITHUB_TOKEN``
+    (comments as ``github-actions[bot]``) and a GitHub App's (comments as ``<slug>[bot]``).
+    None then means "a bot": see :func:`is_ours`.
+    """
     try:
         data = api.request("GET", "/user").data
     except ApiError as error:
         if error.status == 403:
-            return ACTIONS_BOT_LOGIN
+            return None
         raise
     login = data.get("login") if isinstance(data, dict) else None
-    return login if isinstance(login, str) and login else ACTIONS_BOT_LOGIN
+    return login if isinstance(login, str) and login else None
 
 
-def _ours(comment: Any, login: str, comment_id: str) -> bool:
+def is_ours(comment: Any, login: str | None, comment_id: str) -> bool:
+    """Our marker with this comment id, written by ``login`` (by a bot when login is None)."""
     if not isinstance(comment, dict):
         return False
     user = comment.get("user")
-    author = user.get("login") if isinstance(user, dict) else None
+    if not isinstance(user, dict):
+        return False
+    # An installation token cannot learn its bot's login: any bot, never a person.
+    authored = user.get("type") == BOT_TYPE if login is None else user.get("login") == login
     found = parse_marker(str(comment.get("body") or ""))
-    return author == login and found is not None and found[0] == html_comment_text(comment_id)
+    return authored and found is not None and found[0] == html_comment_text(comment_id)
 
 
 def find_comments(
-    api: GitHubApi, repository: str, number: int, login: str, comment_id: str
+    api: GitHubApi, repository: str, number: int, login: str | None, comment_id: str
 ) -> list[dict[str, Any]]:
     """Our comments with this id on the PR, oldest first (every page of a long conversation)."""
     comments = api.paginate(f"/repos/{repository}/issues/{number}/comments")
-    return [c for c in comments if _ours(c, login, comment_id)]
+    return [c for c in comments if is_ours(c, login, comment_id)]
 
 
 def publish_comment(
@@ -140,10 +156,7 @@ def publish_comment(
 
     existing = find()
     if mode == "recreate":
-        for old in existing:
-            _delete(api, repository, old)
-        created = _create(api, comments_path, body.text, find)
-        return CommentResult("recreated" if existing else "created", _url(created))
+        return _recreate(api, repository, comments_path, body.text, existing, find)
     if not existing:
         if mode == "on-failure" and not failed:
             return CommentResult(
@@ -182,6 +195,35 @@ def _create(
         if made:
             return made[0]
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _recreate(
+    api: GitHubApi,
+    repository: str,
+    comments_path: str,
+    text: str,
+    existing: list[dict[str, Any]],
+    find: Callable[[], list[dict[str, Any]]],
+) -> CommentResult:
+    """Post the new comment first, then delete the old ones: a POST that fails (and raises)
+    leaves the old comment where it was, so the PR never ends up with none."""
+    old_ids = {c.get("id") for c in existing}
+
+    def find_new() -> list[dict[str, Any]]:
+        # After an ambiguous failure, only a comment that was not there before is the new one.
+        return [c for c in find() if c.get("id") not in old_ids]
+
+    created = _create(api, comments_path, text, find_new)
+    if not existing:
+        return CommentResult("created", _url(created))
+    left: list[str] = []
+    for old in existing:
+        try:
+            _delete(api, repository, old)
+        except ApiError as error:
+            left.append(f"{old.get('id')} ({error})")
+    detail = f"comment: posted anew, but could not delete {', '.join(left)}" if left else ""
+    return CommentResult("recreated", _url(created), detail=detail)
 
 
 def _update(api: GitHubApi, repository: str, comment: dict[str, Any], text: str) -> dict[str, Any]:

@@ -73,6 +73,9 @@ class FakeGitHub:
     repository_id: int = 4242
     #: token → login for ``GET /user``; None = an installation token (403), absent = 401.
     users: dict[str, str | None] = field(default_factory=dict)
+    #: installation token of a GitHub App → the ``<slug>[bot]`` login its comments carry
+    #: (other installation tokens comment as ``github-actions[bot]``).
+    app_bots: dict[str, str] = field(default_factory=dict)
     #: tokens that may read but not write (a fork PR's GITHUB_TOKEN).
     read_only: set[str] = field(default_factory=set)
     #: open and closed PRs as GitHub returns them from /pulls.
@@ -292,7 +295,7 @@ class FakeGitHub:
         return 200, ({"Link": ", ".join(links)} if links else {}), chunk
 
     def _login(self, token: str) -> str:
-        return self.users.get(token) or "github-actions[bot]"
+        return self.users.get(token) or self.app_bots.get(token) or "github-actions[bot]"
 
     def _new_comment(self, number: int, body: str, login: str) -> dict[str, Any]:
         self._next_id += 1
@@ -348,7 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port-file", required=True, help="write the port here once listening")
     parser.add_argument("--state-file", required=True, help="requests and comments, as JSON")
-    parser.add_argument("--setup", help="JSON: users, read_only, pulls [{number, head_sha}]")
+    parser.add_argument(
+        "--setup", help="JSON: users, app_bots, read_only, pulls [{number, head_sha}]"
+    )
     parser.add_argument("--lifetime", type=float, default=600, help="stop after this many s")
     args = parser.parse_args(argv)
     fake = FakeGitHub(state_file=args.state_file)
@@ -357,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.setup, encoding="utf-8") as handle:
             setup = json.load(handle)
     fake.users.update(setup.get("users", {}))
+    fake.app_bots.update(setup.get("app_bots", {}))
     fake.read_only.update(setup.get("read_only", []))
     fake.start()
     for pull in setup.get("pulls", []):

@@ -12,7 +12,7 @@ import pytest
 
 from gate.github.api import ApiError, GitHubApi, next_link
 from gate.github.inputs import Secret
-from tests.github.conftest import Sleeps
+from tests.github.conftest import AUTH, Sleeps, assert_requests
 from tests.github.contract import REPOSITORY, TOKEN
 from tests.github.fake_github import FakeGitHub
 
@@ -38,13 +38,15 @@ def test_pagination_follows_link_next_to_the_last_page(
         fake_github.add_comment(7, f"comment {i}", "someone")
     bodies = [c["body"] for c in api.paginate(COMMENTS)]
     assert bodies == [f"comment {i}" for i in range(250)]
-    paths = [r.path for r in fake_github.requests]
     # GitHub's next links name the repository by id; the client follows them as given.
-    assert paths == [
-        f"{COMMENTS}?per_page=100",
-        "/repositories/4242/issues/7/comments?per_page=100&page=2",
-        "/repositories/4242/issues/7/comments?per_page=100&page=3",
-    ]
+    assert_requests(
+        fake_github,
+        [
+            ("GET", f"{COMMENTS}?per_page=100", None, AUTH),
+            ("GET", "/repositories/4242/issues/7/comments?per_page=100&page=2", None, AUTH),
+            ("GET", "/repositories/4242/issues/7/comments?per_page=100&page=3", None, AUTH),
+        ],
+    )
 
 
 def test_next_link_parsing() -> None:
@@ -78,7 +80,7 @@ def test_5xx_then_success_is_retried_with_backoff(
 ) -> None:
     fake_github.fail("GET", COMMENTS, 502, times=2, body={"message": "Server Error"})
     assert api.request("GET", COMMENTS).status == 200
-    assert [r.method for r in fake_github.requests] == ["GET", "GET", "GET"]
+    assert_requests(fake_github, [("GET", COMMENTS, None, AUTH)] * 3)
     assert sleeps == [1.0, 2.0]
 
 
@@ -100,7 +102,8 @@ def test_a_post_is_not_resent_after_a_5xx(
     fake_github.fail("POST", COMMENTS, 502)
     with pytest.raises(ApiError):
         api.request("POST", COMMENTS, body={"body": "x"})
-    assert len(fake_github.requests) == 1 and sleeps == []
+    assert_requests(fake_github, [("POST", COMMENTS, {"body": "x"}, AUTH)])
+    assert sleeps == []
 
 
 def test_429_with_retry_after_waits_that_long_even_for_a_post(
@@ -111,7 +114,7 @@ def test_429_with_retry_after_waits_that_long_even_for_a_post(
     )
     assert api.request("POST", COMMENTS, body={"body": "x"}).status == 201
     assert sleeps == [7.0]
-    assert [r.method for r in fake_github.requests] == ["POST", "POST"]
+    assert_requests(fake_github, [("POST", COMMENTS, {"body": "x"}, AUTH)] * 2)
 
 
 def test_retry_after_as_an_http_date(
