@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -61,6 +62,8 @@ class GateSpec:
     tag: str | None = None
     bound: Bound = "estimate"
     estimator: Literal["unbiased", "plugin"] = "unbiased"
+    #: level of the interval or bound this gate decides on; ``None``: the configuration's.
+    confidence: float | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,27 @@ def read_config_file(path: str) -> dict[str, Any]:
     return result
 
 
+def _finite(value: Any, what: str, where: str) -> float:
+    """A configured number as a float; NaN and ±infinity are configuration errors.
+
+    YAML reads ``.nan`` and ``.inf`` as floats, and JSON Schema range keywords let NaN
+    through (every comparison with NaN is false), so this check is the one that holds.
+    """
+    number = float(value)
+    if not math.isfinite(number):
+        raise ConfigError(f"{where}: {what} must be a finite number, found {value!r}")
+    return number
+
+
+def _integer(value: Any, what: str, where: str) -> int | None:
+    """k as an int: JSON Schema's ``integer`` also admits 3.0, which is read as 3."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not float(value).is_integer():
+        raise ConfigError(f"{where}: {what} must be an integer, found {value!r}")
+    return int(value)
+
+
 def _specs(kind: str, value: Any, defaults: GateConfig, where: str) -> list[GateSpec]:
     metric, direction, scope = GATE_KINDS[kind]
     items = value if isinstance(value, list) else [value]
@@ -127,22 +151,31 @@ def _specs(kind: str, value: Any, defaults: GateConfig, where: str) -> list[Gate
             raise ConfigError(f"{where}: gate {kind} takes {direction!r}, not {other!r}")
         if direction not in entry:
             raise ConfigError(f"{where}: gate {kind} needs {direction!r}")
-        target = float(entry[direction])
+        target = _finite(entry[direction], f"gate {kind} {direction}", where)
+        confidence = entry.get("confidence")
+        if confidence is not None:
+            confidence = _finite(confidence, f"gate {kind} confidence", where)
         chosen_metric = entry.get("metric", metric)
         default_bound = defaults.bound if chosen_metric in INTERVAL_METRICS else "estimate"
         if kind in REGRESSION_KINDS:
             # These gates always decide on the one-sided bound of the paired difference.
-            default_bound = "upper" if kind == "max_regression" else "lower"
-            entry["bound"] = default_bound
+            fixed: Bound = "upper" if kind == "max_regression" else "lower"
+            if entry.get("bound", fixed) != fixed:
+                raise ConfigError(
+                    f"{where}: gate {kind} always decides on the {fixed} one-sided bound of "
+                    f"the paired difference Δ; remove bound: {entry['bound']}"
+                )
+            entry["bound"] = default_bound = fixed
         spec = GateSpec(
             kind=kind,
             target=target,
             metric=chosen_metric,
-            k=entry.get("k"),
+            k=_integer(entry.get("k"), f"gate {kind} k", where),
             scope=entry.get("scope", scope),
             tag=entry.get("tag"),
             bound=entry.get("bound", default_bound if direction == "min" else "estimate"),
             estimator=entry.get("estimator", "unbiased"),
+            confidence=confidence,
         )
         _check_spec(spec, where)
         specs.append(spec)
@@ -157,11 +190,31 @@ def _check_spec(spec: GateSpec, where: str) -> None:
         raise ConfigError(
             f"{where}: gate {spec.kind} target {spec.target} out of range; expected {unit}"
         )
+    if spec.confidence is not None and not 0.5 < spec.confidence < 1.0:
+        raise ConfigError(
+            f"{where}: gate {spec.kind} confidence {spec.confidence} out of range; "
+            "expected a level in (0.5, 1)"
+        )
     if spec.kind in REGRESSION_KINDS:
         if spec.metric not in ("pass_rate", "pass_hat_k", "score"):
             raise ConfigError(
                 f"{where}: gate {spec.kind} compares pass_rate, pass_hat_k or score, "
                 f"not {spec.metric}"
+            )
+        if spec.estimator != "unbiased":
+            raise ConfigError(
+                f"{where}: gate {spec.kind} compares the unbiased per-stimulus values; "
+                "remove estimator: plugin"
+            )
+        if spec.scope == "stimuli" and spec.kind == "min_improvement":
+            raise ConfigError(
+                f"{where}: gate min_improvement decides on the suite only; remove scope: stimuli"
+            )
+        if spec.scope == "stimuli" and spec.target != 0.0:
+            raise ConfigError(
+                f"{where}: gate max_regression with scope: stimuli tests each stimulus for any "
+                "drop (one-sided Fisher exact test, Holm-adjusted) and has no margin; "
+                f"use max: 0, not {spec.target:g}"
             )
         return
     if spec.bound != "estimate" and spec.metric not in INTERVAL_METRICS:
@@ -171,14 +224,28 @@ def _check_spec(spec: GateSpec, where: str) -> None:
         )
     if spec.kind in ("max_flakiness", "max_ci_half_width") and spec.bound != "estimate":
         raise ConfigError(f"{where}: gate {spec.kind} does not take a bound")
+    if (
+        spec.confidence is not None
+        and spec.kind != "max_ci_half_width"
+        and spec.bound == "estimate"
+    ):
+        raise ConfigError(
+            f"{where}: gate {spec.kind} decides on the point estimate, so confidence has no "
+            "effect; give bound: lower or upper, or remove confidence"
+        )
 
 
 def build_config(data: Mapping[str, Any], source: str | None = None) -> GateConfig:
     """Normalise a (schema-valid) configuration mapping."""
     where = source or "configuration"
+    confidence = _finite(data.get("confidence", 0.95), "confidence", where)
+    if not 0.5 < confidence < 1.0:
+        raise ConfigError(
+            f"{where}: confidence {confidence} out of range; expected a level in (0.5, 1)"
+        )
     base = GateConfig(
-        k=data.get("k"),
-        confidence=float(data.get("confidence", 0.95)),
+        k=_integer(data.get("k"), "k", where),
+        confidence=confidence,
         interval=data.get("interval", "wilson"),
         errors=data.get("errors", "fail"),
         bound=data.get("bound", "estimate"),

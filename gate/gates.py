@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, cast
 
 import numpy as np
@@ -34,6 +34,8 @@ class GateResult:
     subject: str
     failing: tuple[str, ...]
     explanation: str
+    #: level of the interval or bound the gate decided on (``None``: the point estimate).
+    confidence: float | None = None
 
 
 def metric_label(metric: str, k: int, estimator: str = "unbiased") -> str:
@@ -79,8 +81,15 @@ def evaluate_gate(spec: GateSpec, suite: SuiteScore) -> GateResult:
     """Check one gate; :class:`ConfigError` when it cannot be evaluated on these results."""
     k = spec.k if spec.k is not None else suite.k
     metric = cast(Metric, "flakiness" if spec.kind == "max_flakiness" else spec.metric)
-    values: MetricValues = metric_values(suite, metric, k=k, estimator=spec.estimator, tag=spec.tag)
-    name = _describe(spec, k, suite.confidence)
+    level = spec.confidence if spec.confidence is not None else suite.confidence
+    # metric_values computes its intervals at the suite's level; a gate with its own
+    # confidence gets them at that level instead (the counts are the same).
+    scored = suite if level == suite.confidence else replace(suite, confidence=level)
+    values: MetricValues = metric_values(
+        scored, metric, k=k, estimator=spec.estimator, tag=spec.tag
+    )
+    name = _describe(spec, k, level)
+    decided_level = level if spec.kind == "max_ci_half_width" or spec.bound != "estimate" else None
     comparison: Direction = ">=" if GATE_KINDS[spec.kind][1] == "min" else "<="
 
     def ok(value: float) -> bool:
@@ -107,6 +116,7 @@ def evaluate_gate(spec: GateSpec, suite: SuiteScore) -> GateResult:
             suite.name,
             (),
             explanation,
+            decided_level,
         )
 
     per_stimulus: list[float] = []
@@ -141,6 +151,7 @@ def evaluate_gate(spec: GateSpec, suite: SuiteScore) -> GateResult:
         values.stimuli[worst].name,
         failing,
         explanation,
+        decided_level,
     )
 
 

@@ -81,6 +81,7 @@ def build_report(outcome: CheckOutcome) -> dict[str, Any]:
                 "subject": g.subject,
                 "failing": list(g.failing),
                 "explanation": g.explanation,
+                "confidence": g.confidence,
             }
             for g in outcome.gates
         ],

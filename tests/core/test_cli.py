@@ -125,3 +125,16 @@ def test_schema_command_prints_the_shipped_schemas() -> None:
     assert json.loads(printed.stdout) == json.loads(
         (ROOT / "schemas" / "config.schema.json").read_text()
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["confidence: .nan\n", "gates:\n  pass_rate: {min: 0.5, bound: lower, confidence: .nan}\n"],
+)
+def test_nan_in_the_configuration_exits_2_without_traceback(tmp_path: Path, text: str) -> None:
+    config = tmp_path / "gate.yml"
+    config.write_text(text)
+    result = run("check", "examples/failing/results.jsonl", "--config", str(config))
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "confidence must be a finite number, found nan" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout

@@ -106,3 +106,85 @@ def test_the_readme_configuration_is_valid(tmp_path: Path) -> None:
         "max_ci_half_width",
     ]
     assert config.gates[1] == GateSpec("pass_hat_k", 0.8, "pass_hat_k", k=3, bound="lower")
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("confidence: .nan\n", "confidence must be a finite number, found nan"),
+        ("confidence: .inf\n", "at /confidence: number out of range"),  # the schema's check
+        ("gates:\n  threshold: .nan\n", "gate threshold min must be a finite number"),
+        ("gates:\n  max_flakiness: {max: -.inf}\n", "gate max_flakiness max must be a finite"),
+        (
+            "gates:\n  pass_rate: {min: 0.5, bound: lower, confidence: .nan}\n",
+            "gate pass_rate confidence must be a finite number, found nan",
+        ),
+        ("gates:\n  max_regression: {max: .nan}\n", "gate max_regression max must be a finite"),
+    ],
+)
+def test_non_finite_numbers_are_config_errors(tmp_path: Path, text: str, fragment: str) -> None:
+    # YAML reads .nan/.inf as floats and JSON Schema's range keywords let NaN through.
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert fragment in str(caught.value)
+    assert str(path) in str(caught.value)
+
+
+def test_whole_number_k_is_an_integer(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, "k: 3.0\ngates:\n  pass_hat_k: {k: 2.0, min: 0.5}\n"))
+    assert config.k == 3 and type(config.k) is int
+    assert config.gates[0].k == 2 and type(config.gates[0].k) is int
+    with pytest.raises(ConfigError, match="at /k"):
+        load_config(write(tmp_path, "k: 2.5\n"))
+
+
+def test_per_gate_confidence_is_read(tmp_path: Path) -> None:
+    config = load_config(
+        write(
+            tmp_path,
+            "confidence: 0.9\ngates:\n"
+            "  pass_rate: {min: 0.5, bound: lower, confidence: 0.99}\n"
+            "  max_ci_half_width: {max: 0.2, confidence: 0.8}\n"
+            "  max_regression: {max: 0.05, confidence: 0.975}\n",
+        )
+    )
+    assert config.confidence == 0.9
+    assert [g.confidence for g in config.gates] == [0.99, 0.8, 0.975]
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        # confidence on a gate that decides on the point estimate would change nothing
+        ("gates:\n  pass_rate: {min: 0.5, confidence: 0.99}\n", "confidence has no effect"),
+        ("gates:\n  threshold: {min: 0.5, confidence: 0.99}\n", "confidence has no effect"),
+        ("gates:\n  max_flakiness: {max: 20, confidence: 0.99}\n", "confidence has no effect"),
+        # regression gates decide on a fixed bound and the unbiased values
+        ("gates:\n  max_regression: {max: 0.05, bound: lower}\n", "remove bound: lower"),
+        (
+            "gates:\n  max_regression: {max: 0.05, metric: pass_hat_k, estimator: plugin}\n",
+            "remove estimator: plugin",
+        ),
+        ("gates:\n  min_improvement: {min: 0, scope: stimuli}\n", "remove scope: stimuli"),
+        ("gates:\n  max_regression: {max: 0.05, scope: stimuli}\n", "use max: 0, not 0.05"),
+    ],
+)
+def test_keys_that_would_be_ignored_are_rejected(tmp_path: Path, text: str, fragment: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, text))
+    assert fragment in str(caught.value)
+
+
+def test_regression_bound_may_be_spelled_out(tmp_path: Path) -> None:
+    config = load_config(
+        write(
+            tmp_path,
+            "bound: lower\ngates:\n  max_regression: {max: 0.05, bound: upper}\n"
+            "  min_improvement: 0.0\n",
+        )
+    )
+    assert [(g.kind, g.bound) for g in config.gates] == [
+        ("max_regression", "upper"),
+        ("min_improvement", "lower"),
+    ]

@@ -100,3 +100,31 @@ def test_ci_half_width_gate() -> None:
     expected = z * (0.25 / 6 + z * z / 144) ** 0.5 / (1 + z * z / 6)
     assert result.value == pytest.approx(expected, rel=1e-9)
     assert not result.passed
+
+
+def test_per_gate_confidence_sets_the_bound_it_decides_on() -> None:
+    suite = suite_of({f"s{i}": "PPPPP" for i in range(4)})  # 20/20 passes, suite level 95%
+    config = {
+        "gates": {
+            "pass_rate": [
+                {"min": 0.8, "bound": "lower"},
+                {"min": 0.8, "bound": "lower", "confidence": 0.99},
+            ]
+        }
+    }
+    at95, at99 = gates(config, suite)
+    # Wilson lower bound for 20/20 is n / (n + z²): z = 1.959964 (95%), 2.575829 (99%)
+    assert at95.value == pytest.approx(20 / (20 + 1.959963984540054**2), rel=1e-9)  # 0.8389
+    assert at99.value == pytest.approx(20 / (20 + 2.5758293035489004**2), rel=1e-9)  # 0.7509
+    assert at95.passed and not at99.passed
+    assert at99.name == "pass rate ≥ 0.8 (suite, lower 99% bound)"
+    assert (at95.confidence, at99.confidence) == (0.95, 0.99)
+
+
+def test_per_gate_confidence_sets_the_half_width() -> None:
+    suite = suite_of({"a": "PPF", "b": "PFF"})  # 3 of 6 passes
+    (result,) = gates({"gates": {"max_ci_half_width": {"max": 0.5, "confidence": 0.8}}}, suite)
+    z = 1.2815515655446004  # the 90% normal quantile, for a two-sided 80% interval
+    expected = z * (0.25 / 6 + z * z / 144) ** 0.5 / (1 + z * z / 6)
+    assert result.value == pytest.approx(expected, rel=1e-9)
+    assert result.name.startswith("80% interval half-width of pass rate")
