@@ -97,7 +97,13 @@ TestName = Literal[
 ]
 State = Literal["pass", "flaky", "fail"]
 Status = Literal[
-    "newly failing", "fixed", "newly flaky", "no longer flaky", "partly fixed", "unchanged"
+    "newly failing",
+    "fixed",
+    "newly flaky",
+    "no longer flaky",
+    "partly fixed",
+    "still flaky",
+    "unchanged",
 ]
 
 #: From this many shared stimuli on, ``method="auto"`` uses the paired t test.
@@ -164,7 +170,8 @@ class StimulusRow:
         status: The transition: ``"newly failing"`` (pass or flaky → fail),
             ``"fixed"`` (fail → pass), ``"newly flaky"`` (pass → flaky),
             ``"no longer flaky"`` (flaky → pass), ``"partly fixed"`` (fail → flaky),
-            ``"unchanged"`` (same state).
+            ``"still flaky"`` (flaky in both, at a different pass rate),
+            ``"unchanged"`` (same state; for flaky, the same pass rate).
         p_worse: One-sided Fisher exact p-value that the candidate's pass
             probability on this stimulus is lower than the baseline's.
         p_holm: Holm-adjusted ``p_worse`` across the shared stimuli.
@@ -297,7 +304,9 @@ class GateDecision:
             max_regression gate then passes (the data do not show a regression) and a
             min_improvement gate fails (nor an improvement); callers may warn.
         bound: The one-sided bound compared with the threshold (suite gates).
-        p_value: The p-value behind the verdict (smallest Holm-adjusted p for stimuli).
+        p_value: The p-value behind the verdict: of H0: Δ ≥ -δ (max_regression) or
+            H0: Δ ≤ ε (min_improvement) at this gate's threshold; the smallest
+            Holm-adjusted p for the stimulus gate.
         sentence: The verdict in plain words.
     """
 
@@ -323,10 +332,14 @@ class Comparison:
         removed: Ids only in the baseline (not tested).
         excluded: Shared ids left out of the paired test, with the reason.
         rows: One :class:`StimulusRow` per paired stimulus, in id order.
-        test: The suite-level :class:`PairedTest`.
+        test: The suite-level :class:`PairedTest` of Δ against 0 in both directions
+            (margin and gain 0): Δ, its interval and bounds, and the one-sided
+            p-values of "worse" and "better" whatever gates are configured. Each gate
+            decision carries the p-value at its own threshold.
         power: The :class:`Power` statement.
-        max_regression, min_improvement, stimulus_regression: Gate decisions, or
-            ``None`` when the gate was not configured.
+        decisions: One :class:`GateDecision` per requested threshold, in the order
+            given (every max_regression δ, then every min_improvement ε, then the
+            stimulus gate).
         notes: Caveats in words (gates that cannot fail, approximations used).
     """
 
@@ -341,10 +354,25 @@ class Comparison:
     rows: tuple[StimulusRow, ...]
     test: PairedTest
     power: Power
-    max_regression: GateDecision | None
-    min_improvement: GateDecision | None
-    stimulus_regression: GateDecision | None
+    decisions: tuple[GateDecision, ...]
     notes: tuple[str, ...]
+
+    def _first(self, name: str) -> GateDecision | None:
+        return next((g for g in self.decisions if g.name == name), None)
+
+    @property
+    def max_regression(self) -> GateDecision | None:
+        """The (first) max_regression decision; every one is in :attr:`gates`."""
+        return self._first("max_regression")
+
+    @property
+    def min_improvement(self) -> GateDecision | None:
+        """The (first) min_improvement decision; every one is in :attr:`gates`."""
+        return self._first("min_improvement")
+
+    @property
+    def stimulus_regression(self) -> GateDecision | None:
+        return self._first("stimulus_regression")
 
     @property
     def delta(self) -> float | None:
@@ -366,9 +394,8 @@ class Comparison:
 
     @property
     def gates(self) -> tuple[GateDecision, ...]:
-        """The configured gates' decisions."""
-        found = (self.max_regression, self.min_improvement, self.stimulus_regression)
-        return tuple(g for g in found if g is not None)
+        """The configured gates' decisions, one per requested threshold."""
+        return self.decisions
 
     @property
     def passed(self) -> bool:
@@ -414,6 +441,18 @@ def _check_confidence(confidence: float) -> float:
 def _alpha(confidence: float) -> float:
     """α = 1 - confidence, rounded so that 1 - 0.95 is 0.05 and not 0.050000000000000044."""
     return round(1.0 - _check_confidence(confidence), 12)
+
+
+def _thresholds(name: str, value: float | Sequence[float] | None) -> tuple[float, ...]:
+    """δ or ε as given: none, one, or several (one gate decision each)."""
+    if value is None:
+        return ()
+    if isinstance(value, Sequence | np.ndarray):
+        values = [float(v) for v in value]
+    else:
+        values = [float(value)]
+    checked = (_check_nonnegative(name, v) for v in values)
+    return tuple(v for v in checked if v is not None)
 
 
 def _check_nonnegative(name: str, value: float | None) -> float | None:
@@ -937,6 +976,11 @@ def _trials_text(x: float) -> str:
     return f"{x:.0f}" if abs(x - round(x)) < 1e-9 else f"{x:.1f} (mean)"
 
 
+def _min_sign_flip_stimuli(alpha: float) -> int:
+    """Fewest stimuli whose 2^M sign patterns can reach p ≤ α (5 at α = 0.05)."""
+    return max(1, math.ceil(-math.log2(alpha) - 1e-9))
+
+
 def _power(
     d: FloatArray,
     base: Sequence[StimulusCounts],
@@ -945,8 +989,9 @@ def _power(
     metric: Metric,
     confidence: float,
     power: float,
-    margin: float,
+    margins: Sequence[float],
     target: float | None,
+    test: PairedTest,
 ) -> Power:
     alpha = _alpha(confidence)
     m = int(d.size)
@@ -989,38 +1034,77 @@ def _power(
     between: float | None = None
     if sample is not None and within_now is not None:
         between = max(0.0, sample - within_now)
-    mde = minimum_detectable_effect(variance, m, confidence=confidence, power=power)
-    trigger = margin + mde
     size = f"{m} shared stimuli × {_trials_text(min(k_a, k_b))} trials"
     if k_a != k_b:
         size = (
             f"{m} shared stimuli × {_trials_text(k_a)} baseline / "
             f"{_trials_text(k_b)} candidate trials"
         )
-    level = f"{_pct(power)} power at {_pct(confidence)} one-sided confidence"
-    if variance <= 0.0:
+    # The sign-flip test decides below T_MIN_STIMULI: the normal-approximation figures
+    # below are then optimistic, and with 2^M < 1/α patterns no drop can be detected at all
+    # (patterns is an exact integer: compare it without converting it to a float).
+    sign_flip = test.patterns is not None
+    blind = sign_flip and test.patterns is not None and test.patterns < 1.0 / alpha
+    fewest = _min_sign_flip_stimuli(alpha)
+    mde: float | None = None
+    trigger: float | None = None
+    if blind:
         sentence = (
-            f"With {size}, no variation was observed between the runs, so the minimum "
-            "detectable effect computes as 0; it is not informative."
+            f"With {size}, no drop is detectable at {_pct(confidence)} one-sided confidence: "
+            f"the {test.method} test has only 2^{m} = {test.patterns} sign patterns, so its "
+            f"smallest p-value is 1/{test.patterns} = {1.0 / (test.patterns or 1):.4g} > "
+            f"α = {alpha:.4g}; at least {fewest} shared stimuli are needed."
         )
     else:
-        sentence = (
-            f"With {size}, this comparison can detect a drop of {_points(mde, False)} points "
-            f"({level}; minimum detectable effect, normal approximation)."
-        )
-        if margin > 0.0:
-            sentence += (
-                f" The max_regression gate (δ = {_threshold_points(margin)} points) fails with "
-                f"{_pct(power)} probability once the true drop reaches "
-                f"{_points(trigger, False)} points."
+        mde = minimum_detectable_effect(variance, m, confidence=confidence, power=power)
+        trigger = (margins[0] if margins else 0.0) + mde
+        level = f"{_pct(power)} power at {_pct(confidence)} one-sided confidence"
+        how = "normal approximation"
+        if sign_flip and m < T_MIN_STIMULI:
+            how += (
+                f"; approximate and optimistic for the {test.method} test used with only "
+                f"{m} stimuli"
             )
+        if variance <= 0.0:
+            sentence = (
+                f"With {size}, no variation was observed between the runs, so the minimum "
+                "detectable effect computes as 0; it is not informative."
+            )
+        else:
+            sentence = (
+                f"With {size}, this comparison can detect a drop of {_points(mde, False)} "
+                f"points ({level}; minimum detectable effect, {how})."
+            )
+            positive = [x for x in margins if x > 0.0]
+            if len(positive) == 1:
+                sentence += (
+                    f" The max_regression gate (δ = {_threshold_points(positive[0])} points) "
+                    f"fails with {_pct(power)} probability once the true drop reaches "
+                    f"{_points(positive[0] + mde, False)} points."
+                )
+            elif positive:
+                sentence += (
+                    f" The max_regression gates fail with {_pct(power)} probability once the "
+                    "true drop reaches "
+                    + ", ".join(
+                        f"{_points(x + mde, False)} points (δ = {_threshold_points(x)})"
+                        for x in positive
+                    )
+                    + "."
+                )
     needed_k: int | None = None
     needed_m: int | None = None
     if target is not None and target > 0.0:
         z2 = (normal_quantile(1.0 - alpha) + normal_quantile(power)) ** 2
         needed_m = max(1, math.ceil(z2 * variance / target**2 - 1e-9))
         goal = f"a drop of {_threshold_points(target)} points"
-        if between is not None and sigma_a is not None and sigma_b is not None:
+        if blind:
+            needed_m = max(needed_m, fewest)
+            sentence += (
+                f" To detect {goal}, use {needed_m} shared stimuli; more trials cannot help "
+                f"with {m}."
+            )
+        elif between is not None and sigma_a is not None and sigma_b is not None:
             needed_k = trials_needed(
                 target, m, between, sigma_a, sigma_b, confidence=confidence, power=power
             )
@@ -1092,6 +1176,14 @@ _TRANSITIONS: dict[tuple[State, State], Status] = {
     ("flaky", "pass"): "no longer flaky",
     ("fail", "flaky"): "partly fixed",
 }
+
+
+def _status(base: StimulusCounts, cand: StimulusCounts) -> Status:
+    """The transition by state; flaky in both at a different pass rate is "still flaky"."""
+    before, after = _state(base), _state(cand)
+    if before == after == "flaky" and base.c * cand.n != cand.c * base.n:
+        return "still flaky"
+    return _TRANSITIONS.get((before, after), "unchanged")
 
 
 def _pass_hat_k(x: StimulusCounts, k: int) -> float:
@@ -1173,8 +1265,8 @@ def compare(
     metric: Metric = "pass_rate",
     k: int | None = None,
     confidence: float = 0.95,
-    max_regression: float | None = None,
-    min_improvement: float | None = None,
+    max_regression: float | Sequence[float] | None = None,
+    min_improvement: float | Sequence[float] | None = None,
     per_stimulus: bool = False,
     method: Method = "auto",
     power: float = DEFAULT_POWER,
@@ -1191,16 +1283,18 @@ def compare(
         k: For pass^k; default the smallest trial count among the paired stimuli.
         confidence: 1 - α. The suite gates are one-sided level-α tests, the two-sided
             interval has this coverage, the stimulus gate has family-wise level α.
-        max_regression: δ ≥ 0. Fail when the data show, at ``confidence``, that
-            the candidate is worse than the baseline by more than δ: upper bound of
-            Δ < -δ (non-inferiority). δ = 0 is a plain one-sided regression test.
-        min_improvement: ε ≥ 0. Pass only when the data show that the candidate is
-            better by more than ε: lower bound of Δ > ε.
+        max_regression: δ ≥ 0, or several. Fail when the data show, at ``confidence``,
+            that the candidate is worse than the baseline by more than δ: upper bound
+            of Δ < -δ (non-inferiority). δ = 0 is a plain one-sided regression test.
+            Each δ gets its own decision.
+        min_improvement: ε ≥ 0, or several. Pass only when the data show that the
+            candidate is better by more than ε: lower bound of Δ > ε.
         per_stimulus: Also gate per stimulus: fail when any stimulus is worse at
             family-wise confidence (one-sided Fisher exact tests, Holm).
         method: ``"auto"``, ``"t"`` or ``"permutation"`` (see :func:`paired_test`).
         power: Power of the minimum-detectable-effect statement.
-        target_effect: Drop to plan trials for; default ``max_regression`` when > 0.
+        target_effect: Drop to plan trials for; default the smallest ``max_regression``
+            above 0.
         seed: Seed of the Monte-Carlo permutation test (used only with 21-29 shared
             stimuli, or a forced permutation test above 20).
 
@@ -1214,11 +1308,11 @@ def compare(
     """
     conf = _check_confidence(confidence)
     alpha = _alpha(conf)
-    margin = _check_nonnegative("max_regression", max_regression)
-    gain = _check_nonnegative("min_improvement", min_improvement)
+    margins = _thresholds("max_regression", max_regression)
+    gains = _thresholds("min_improvement", min_improvement)
     target = _check_nonnegative("target_effect", target_effect)
-    if target is None and margin is not None and margin > 0.0:
-        target = margin
+    if target is None and any(m > 0.0 for m in margins):
+        target = min(m for m in margins if m > 0.0)
     if metric not in ("pass_rate", "pass_hat_k", "score"):
         raise ValueError(f"unknown metric {metric!r}")
     if method not in ("auto", "t", "permutation"):
@@ -1253,15 +1347,15 @@ def compare(
     d = c_values - b_values
     in_unit = bool(np.all((b_values >= 0) & (b_values <= 1) & (c_values >= 0) & (c_values <= 1)))
     limits = (-1.0, 1.0) if in_unit else (-math.inf, math.inf)
-    test = paired_test(
-        d,
-        confidence=conf,
-        margin=margin or 0.0,
-        gain=gain or 0.0,
-        method=method,
-        seed=seed,
-        limits=limits,
-    )
+
+    def tested(margin: float = 0.0, gain: float = 0.0) -> PairedTest:
+        return paired_test(
+            d, confidence=conf, margin=margin, gain=gain, method=method, seed=seed, limits=limits
+        )
+
+    # The test of Δ against 0 both ways, for the report; each gate is tested at its own
+    # threshold below (the bounds do not depend on the threshold, the p-values do).
+    test = tested()
 
     p_worse = np.array([fisher_worse(base[s], cand[s]) for s in paired], dtype=np.float64)
     p_holm = holm(p_worse)
@@ -1276,7 +1370,7 @@ def compare(
             candidate_counts=cand[s],
             baseline_state=_state(base[s]),
             candidate_state=_state(cand[s]),
-            status=_TRANSITIONS.get((_state(base[s]), _state(cand[s])), "unchanged"),
+            status=_status(base[s], cand[s]),
             p_worse=float(p_worse[i]),
             p_holm=float(p_holm[i]),
             q_bh=float(q_bh[i]),
@@ -1320,31 +1414,35 @@ def compare(
             )
 
     decided = test.method != "none"
-    gate_regression: GateDecision | None = None
-    if margin is not None:
-        fail = test.rejects_worse
-        gate_regression = GateDecision(
-            "max_regression",
-            margin,
-            not fail,
-            decided,
-            test.upper if decided else None,
-            test.p_worse if decided else None,
-            _suite_sentence("max_regression", margin, test, conf, not fail),
+    decisions: list[GateDecision] = []
+    for margin in margins:
+        at = test if margin == 0.0 else tested(margin=margin)
+        fail = at.rejects_worse
+        decisions.append(
+            GateDecision(
+                "max_regression",
+                margin,
+                not fail,
+                decided,
+                at.upper if decided else None,
+                at.p_worse if decided else None,
+                _suite_sentence("max_regression", margin, at, conf, not fail),
+            )
         )
-    gate_improvement: GateDecision | None = None
-    if gain is not None:
-        ok = test.rejects_better
-        gate_improvement = GateDecision(
-            "min_improvement",
-            gain,
-            ok,
-            decided,
-            test.lower if decided else None,
-            test.p_better if decided else None,
-            _suite_sentence("min_improvement", gain, test, conf, ok),
+    for gain in gains:
+        at = test if gain == 0.0 else tested(gain=gain)
+        ok = at.rejects_better
+        decisions.append(
+            GateDecision(
+                "min_improvement",
+                gain,
+                ok,
+                decided,
+                at.lower if decided else None,
+                at.p_better if decided else None,
+                _suite_sentence("min_improvement", gain, at, conf, ok),
+            )
         )
-    gate_stimuli: GateDecision | None = None
     if per_stimulus:
         worse = [row.id for row in rows if row.regressed]
         smallest = float(np.min(p_holm)) if rows else None
@@ -1364,8 +1462,10 @@ def compare(
                 f"Pass: no stimulus is shown worse at family-wise {_pct(conf)} confidence "
                 f"({how}; smallest adjusted {_p(smallest or 1.0)})."
             )
-        gate_stimuli = GateDecision(
-            "stimulus_regression", alpha, not worse, bool(rows), None, smallest, sentence
+        decisions.append(
+            GateDecision(
+                "stimulus_regression", alpha, not worse, bool(rows), None, smallest, sentence
+            )
         )
 
     power_statement = _power(
@@ -1375,8 +1475,9 @@ def compare(
         metric=metric,
         confidence=conf,
         power=power,
-        margin=margin or 0.0,
+        margins=margins,
         target=target,
+        test=test,
     )
     return Comparison(
         metric=metric,
@@ -1390,8 +1491,6 @@ def compare(
         rows=rows,
         test=test,
         power=power_statement,
-        max_regression=gate_regression,
-        min_improvement=gate_improvement,
-        stimulus_regression=gate_stimuli,
+        decisions=tuple(decisions),
         notes=tuple(notes),
     )

@@ -257,10 +257,11 @@ def _points(value: float) -> str:
 _STATUS_ORDER = {
     "newly failing": 0,
     "newly flaky": 1,
-    "partly fixed": 2,
-    "no longer flaky": 3,
-    "fixed": 4,
-    "unchanged": 5,
+    "still flaky": 2,
+    "partly fixed": 3,
+    "no longer flaky": 4,
+    "fixed": 5,
+    "unchanged": 6,
 }
 
 
@@ -299,7 +300,7 @@ def render_comparison(comparison: Comparison) -> str:
             f"test: {md_text(test.reason, 300)}."
         )
     bullets = [f"- {md_text(g.sentence, 500)}" for g in comparison.gates]
-    bullets.append(f"- Power: {md_text(comparison.power.sentence, 500)}")
+    bullets.append(f"- Power: {md_text(comparison.power.sentence, 1000)}")
     if comparison.added or comparison.removed or comparison.excluded:
         bullets.append(_not_compared(comparison))
     lines.append("\n".join(bullets))

@@ -68,12 +68,28 @@ def test_no_nan_anywhere_and_decisions_match_bounds(
         assert finite(row.baseline, row.candidate, row.delta, row.p_worse, row.p_holm)
         assert row.p_worse <= row.p_holm <= 1.0 and row.q_bh <= row.p_holm + 1e-15
     gate = result.max_regression
-    assert gate is not None
+    better = result.min_improvement
+    assert gate is not None and better is not None
+    assert [g.name for g in result.gates] == [
+        "max_regression",
+        "min_improvement",
+        "stimulus_regression",
+    ]
     if result.method != "none":
+        assert gate.p_value is not None and better.p_value is not None
+        # the bounds do not depend on the threshold: each gate reads the report's bound
+        assert gate.bound == test.upper and better.bound == test.lower
         # fail ⇔ p ≤ α ⇔ U < -δ (away from exact ties at the boundary)
-        assert (not gate.passed) == (test.p_worse <= result.alpha)
+        assert (not gate.passed) == (gate.p_value <= result.alpha)
+        assert better.passed == (better.p_value <= result.alpha)
         if abs(test.upper + delta) > 1e-9:
             assert (not gate.passed) == (test.upper < -delta)
+        if abs(test.lower - delta) > 1e-9:
+            assert better.passed == (test.lower > delta)
+        # the report's test is of Δ against 0, whatever the thresholds
+        assert test.margin == 0.0 and test.gain == 0.0
+        if delta == 0.0:
+            assert gate.p_value == test.p_worse and better.p_value == test.p_better
     for g in result.gates:
         assert g.sentence and "nan" not in g.sentence
 
