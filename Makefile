@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test image-test bench clean
+.PHONY: run test image-test bench bench-scale clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,9 @@ image-test: $(VENV)/.test-installed
 
 bench: $(VENV)/.test-installed
 	$(BIN)/python bench/metrics.py
+
+bench-scale: $(VENV)/.run-installed
+	$(BIN)/python bench/scale.py
 
 clean:
 	rm -rf $(VENV) out build *.egg-info .pytest_cache .mypy_cache .ruff_cache
