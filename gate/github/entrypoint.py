@@ -1,8 +1,10 @@
 """The action's entrypoint: the ``eval-gate check`` pipeline, published the GitHub way.
 
-Order matters: the verdict is computed first and decides the exit code alone; then the JSON
-report, annotations and outputs are written; then the comment is attempted (any failure there
-becomes a notice); the job summary is written last so that it can carry that notice.
+Order matters: the verdict is computed first and decides the exit code alone, and the JSON
+report is written; then the comment is attempted (any failure there becomes a notice); then
+the annotations are printed, so that a "no PR comment" warning is ranked with the others
+before the per-level cap rather than after it; then the outputs, and the job summary last so
+that it can carry the notice, right under the verdict line where trimming cannot reach it.
 
 Exit codes are those of ``eval-gate check`` (0 pass, 1 a gate failed, 2 bad input or
 configuration), softened by the ``fail_on`` input: ``errors`` turns a failed gate into 0,
@@ -18,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING
 
-from gate.errors import EvalGateError
+from gate.errors import ConfigError, EvalGateError
 from gate.github.api import ApiError, GitHubApi
 from gate.github.comment import (
     CommentBody,
@@ -28,13 +30,20 @@ from gate.github.comment import (
     publish_comment,
 )
 from gate.github.event import RunContext, context_from_env, find_pull_request
-from gate.github.inputs import ActionInputs, read_inputs
-from gate.github.runner import annotation_commands, append_summary, log_line, write_outputs
+from gate.github.inputs import ActionInputs, blame_inputs, read_inputs
+from gate.github.runner import (
+    annotation_commands,
+    append_summary,
+    log_line,
+    ranked_with,
+    write_outputs,
+)
 from gate.report.annotations import Annotation, build_annotations
 from gate.report.escape import md_text
 
 if TYPE_CHECKING:
-    from gate.pipeline import CheckOutcome
+    from gate.ingest import IngestOptions
+    from gate.pipeline import CheckOutcome, CheckRequest
 
 #: every output the action sets (action.yml ``outputs``); the headline numbers come from
 #: :meth:`CheckOutcome.headline`.
@@ -85,9 +94,40 @@ def error_summary(message: str) -> str:
     )
 
 
+def ingest_options(inputs: ActionInputs) -> IngestOptions:
+    """How to read the results: the reader inputs, as ``eval-gate check``'s reader options."""
+    from gate.ingest import IngestOptions
+
+    return IngestOptions(
+        format=inputs.format,
+        column_map=dict(inputs.map),
+        pass_threshold=inputs.pass_threshold,
+        scorer=inputs.scorer,
+        junit_flakefinder=inputs.junit_flakefinder,
+        suite=inputs.suite,
+    )
+
+
+def check_request(inputs: ActionInputs) -> CheckRequest:
+    """The pipeline's request; a configuration error an input caused names that input."""
+    from gate.pipeline import request_from_options
+
+    try:
+        return request_from_options(
+            inputs.results,
+            config=inputs.config,
+            format=inputs.format,
+            overrides=inputs.overrides,
+            baseline=inputs.baseline,
+            ingest=ingest_options(inputs),
+        )
+    except ConfigError as error:
+        raise blame_inputs(error, inputs.config, inputs.overrides) from None
+
+
 def evaluate(env: Mapping[str, str], *, write_report: bool = True) -> Evaluation:
     """Read inputs and results, run the pipeline and build everything that will be published."""
-    from gate.pipeline import request_from_options, run_check
+    from gate.pipeline import run_check
     from gate.report.json_report import build_report, write_json
     from gate.report.markdown import render_summary
 
@@ -95,14 +135,7 @@ def evaluate(env: Mapping[str, str], *, write_report: bool = True) -> Evaluation
     inputs: ActionInputs | None = None
     try:
         inputs = read_inputs(env)
-        request = request_from_options(
-            inputs.results,
-            config=inputs.config,
-            format=inputs.format,
-            overrides=inputs.overrides,
-            baseline=inputs.baseline,
-        )
-        outcome = run_check(request)
+        outcome = run_check(check_request(inputs))
         if write_report:
             write_json(inputs.report, build_report(outcome))
     except EvalGateError as error:
@@ -170,6 +203,16 @@ def post_comment(
         return CommentResult("failed", detail="comment: unexpected error (see above)")
 
 
+def with_notices(summary: str, notices: list[str]) -> str:
+    """The summary with the notices right under its first line (the verdict), where trimming,
+    which cuts from the end, cannot reach them."""
+    verdict, _, rest = summary.partition("\n")
+    blocks = [verdict, *(n.strip("\n") for n in notices)]
+    if rest.strip("\n"):
+        blocks.append(rest.strip("\n"))
+    return "\n\n".join(blocks) + "\n"
+
+
 class _Redactor:
     """Replaces the token wherever it might surface in text the action writes."""
 
@@ -199,9 +242,6 @@ def main(
 
     evaluation = evaluate(env)
     inputs, context = evaluation.inputs, evaluation.context
-    for command in annotation_commands(evaluation.annotations):
-        print(redact(command), file=out)
-    out.flush()
     if evaluation.outcome is not None:
         for loaded in evaluation.outcome.inputs:
             log(f"read {loaded.path} as {loaded.format}")
@@ -219,20 +259,18 @@ def main(
     if comment_result.url:
         log(f"comment {comment_result.action}: {comment_result.url}")
         evaluation.outputs["comment_url"] = comment_result.url
+    annotations = evaluation.annotations
     if comment_result.notice:
         evaluation.notices.append(redact(comment_result.notice))
-        print(
-            redact(
-                annotation_commands(
-                    [Annotation("warning", "eval-gate: no PR comment", comment_result.detail)]
-                )[0]
-            ),
-            file=out,
-        )
+        warning = Annotation("warning", "eval-gate: no PR comment", comment_result.detail)
+        annotations = ranked_with(annotations, warning)
+    for command in annotation_commands(annotations):
+        print(redact(command), file=out)
+    out.flush()
 
     if context.output:
         write_outputs(context.output, evaluation.outputs)
-    summary = "\n\n".join([evaluation.summary.rstrip("\n"), *evaluation.notices]) + "\n"
+    summary = with_notices(evaluation.summary, evaluation.notices)
     if inputs is None or inputs.summary:
         if context.step_summary:
             where = (

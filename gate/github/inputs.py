@@ -9,13 +9,15 @@ documentation tables name the same inputs with the same defaults.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from gate.config import OVERRIDE_NAMES
-from gate.errors import EvalGateError
+from gate.config import DEFAULT_CONFIG_FILE, OVERRIDE_NAMES, load_config
+from gate.errors import ConfigError, EvalGateError
+from gate.ingest.tabular import FIELDS, METADATA_FIELDS
 
 CommentMode = Literal["off", "always", "on-failure", "on-change", "recreate"]
 FailOn = Literal["gates", "errors", "never"]
@@ -29,6 +31,11 @@ INPUT_DEFAULTS: dict[str, str] = {
     "results": "",
     "config": "",
     "format": "auto",
+    "map": "",
+    "pass_threshold": "",
+    "scorer": "",
+    "junit_flakefinder": "false",
+    "suite": "",
     **dict.fromkeys(OVERRIDE_NAMES, ""),
     "baseline": "",
     "report": "eval-gate-report.json",
@@ -72,6 +79,12 @@ class ActionInputs:
     results: tuple[str, ...]
     config: str | None
     format: str
+    #: reader options, as ``eval-gate check --map/--pass-threshold/--scorer/...``.
+    map: dict[str, str]
+    pass_threshold: float | None
+    scorer: str | None
+    junit_flakefinder: bool
+    suite: str | None
     overrides: dict[str, str | None]
     baseline: tuple[str, ...]
     report: str
@@ -112,6 +125,41 @@ def _choice(name: str, value: str, choices: tuple[str, ...]) -> str:
     return value
 
 
+def _column_map(value: str) -> dict[str, str]:
+    """``FIELD=COLUMN`` pairs separated by commas or newlines, as ``--map`` takes them."""
+    known = (*FIELDS, *METADATA_FIELDS)
+    mapping: dict[str, str] = {}
+    for part in re.split(r"[,\n]", value):
+        if not part.strip():
+            continue
+        field, sep, column = part.partition("=")
+        field, column = field.strip(), column.strip()
+        if not sep or not field or not column:
+            raise ActionInputError(
+                f"input map: {part.strip()!r} is not FIELD=COLUMN (e.g. stimulus=case_id,passed=ok)"
+            )
+        if field not in known:
+            raise ActionInputError(
+                f"input map: unknown field {field!r}; expected fields among {', '.join(known)}"
+            )
+        if field in mapping:
+            raise ActionInputError(f"input map: field {field!r} is mapped twice")
+        mapping[field] = column
+    return mapping
+
+
+def _unit_number(name: str, value: str) -> float | None:
+    if not value:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not 0.0 <= number <= 1.0:  # also refuses NaN
+        raise ActionInputError(f"input {name}: expected a number in [0, 1], found {value!r}")
+    return number
+
+
 def _token(value: str) -> Secret:
     # The default's unexpanded expression means no runner expanded it (docker run by hand).
     return Secret("" if value.startswith("${{") else value)
@@ -135,6 +183,11 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         results=results,
         config=raw_input(env, "config") or None,
         format=raw_input(env, "format") or "auto",
+        map=_column_map(raw_input(env, "map")),
+        pass_threshold=_unit_number("pass_threshold", raw_input(env, "pass_threshold")),
+        scorer=raw_input(env, "scorer") or None,
+        junit_flakefinder=_boolean("junit_flakefinder", raw_input(env, "junit_flakefinder")),
+        suite=raw_input(env, "suite") or None,
         overrides={name: raw_input(env, name) or None for name in OVERRIDE_NAMES},
         baseline=_lines(raw_input(env, "baseline")),
         report=report,
@@ -144,3 +197,37 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         fail_on=cast(FailOn, _choice("fail_on", raw_input(env, "fail_on"), FAIL_ON)),
         github_token=_token(raw_input(env, "github_token")),
     )
+
+
+def blame_inputs(
+    error: ConfigError, config: str | None, overrides: Mapping[str, str | None]
+) -> ConfigError:
+    """A configuration error that an input caused, reworded to name that input.
+
+    The configuration code names the file it read (``.eval-gate.yml: gate threshold target
+    2.0 out of range``) even when the value came from an input. When the file alone is
+    valid, each given input is tried alone on it: the first that fails is the culprit.
+    An error of the file itself keeps naming the file.
+    """
+    given = {name: value for name, value in overrides.items() if value}
+    if not given:
+        return error
+    try:
+        load_config(config, {})
+    except ConfigError:
+        return error
+    path = config if config is not None else DEFAULT_CONFIG_FILE
+    for name, value in given.items():
+        try:
+            load_config(config, {name: value})
+        except ConfigError as alone:
+            return ConfigError(f"input {name}: {_without_place(str(alone), path)}")
+    together = ", ".join(given)
+    return ConfigError(f"inputs {together} together: {_without_place(str(error), path)}")
+
+
+def _without_place(message: str, path: str) -> str:
+    """The message without the place it names first: the file, ``option NAME`` or
+    ``options``, with or without a JSON pointer (``.eval-gate.yml at /interval: ...``)."""
+    place = rf"(?:{re.escape(path)}|options?(?: [a-z_]+)?|configuration)(?: at /\S*)?: "
+    return re.sub(rf"\A{place}", "", message)

@@ -74,6 +74,17 @@ def annotation_command(annotation: Annotation) -> str:
     )
 
 
+def ranked_with(annotations: Sequence[Annotation], extra: Annotation) -> list[Annotation]:
+    """``annotations`` (most important first) with ``extra`` first among those of its level:
+    an action-level warning outranks each flaky stimulus, but not a failed gate's error."""
+    rank = {"error": 0, "warning": 1, "notice": 2}
+    position = next(
+        (i for i, a in enumerate(annotations) if rank[a.level] >= rank[extra.level]),
+        len(annotations),
+    )
+    return [*annotations[:position], extra, *annotations[position:]]
+
+
 def annotation_commands(
     annotations: Sequence[Annotation], per_level: int = ANNOTATIONS_PER_LEVEL
 ) -> list[str]:

@@ -22,7 +22,7 @@ import pytest
 from gate.github.api import GitHubApi
 from gate.github.inputs import Secret
 from tests.conftest import EXAMPLES
-from tests.github.conftest import Sleeps
+from tests.github.conftest import Sleeps, assert_requests
 from tests.github.contract import (
     HEAD_SHA,
     PUSH_SHA,
@@ -38,6 +38,7 @@ from tests.github.contract import (
     write_event,
 )
 from tests.github.fake_github import FakeGitHub
+from tests.ingest.conftest import FIXTURES
 
 pytest.importorskip("gate.pipeline")
 from gate.github.entrypoint import OUTPUT_NAMES, main
@@ -92,15 +93,23 @@ class Harness:
         inputs: dict[str, str] | None = None,
         token: str = TOKEN,
         sha: str = HEAD_SHA,
+        files: dict[str, str | bytes] | None = None,
+        summary_so_far: str = "",
     ) -> tuple[dict[str, str], Path, Path]:
+        """``files``: more files for the workspace; ``summary_so_far``: what earlier steps
+        already wrote to the step summary file."""
         self.count += 1
         folder = self.root / f"run{self.count}"
         workspace, commands, workflow = (folder / n for n in ("ws", "fc", "wf"))
         results = _example(example, workspace)
+        for name, content in (files or {}).items():
+            raw = content.encode("utf-8") if isinstance(content, str) else content
+            (workspace / name).write_bytes(raw)
         commands.mkdir()
         workflow.mkdir()
         for name in file_command_names():
             (commands / name).touch()
+        (commands / "step_summary").write_text(summary_so_far, encoding="utf-8")
         write_event(workflow, event)
         env = runner_env(
             workspace=str(workspace),
@@ -205,7 +214,56 @@ def test_workflow_run_for_a_fork_comments_on_the_fork_pr(
     fake_github.add_pull(12, head_sha=HEAD_SHA, head_ref="feature", head_repo="fork-owner/x")
     run = harness.subprocess("failing", event_name="workflow_run", event=workflow_run_event())
     assert run.exit_code == 1, run.stderr
-    assert len(fake_github.comments[12]) == 1
+    report = json.loads((run.workspace / "eval-gate-report.json").read_text())
+    suite = report["suite"]
+    # Summary: the verdict first, the numbers of the report, no comment notice.
+    assert run.summary.startswith("## ❌ eval-gate: FAIL")
+    assert f"{suite['stimuli']} stimuli · {suite['trials']} trials" in run.summary
+    assert "could not" not in run.summary
+    # Outputs: every one, from the same outcome as the report, and the comment's URL.
+    comment = fake_github.comments[12][0]
+    failed = [g for g in report["gates"] if not g["passed"]]
+    numbers = ("pass_rate", "pass_at_k", "pass_hat_k")
+    assert {name: float(run.outputs[name]) for name in numbers} == {
+        name: pytest.approx(suite[name], abs=1e-6) for name in numbers
+    }
+    assert {name: value for name, value in run.outputs.items() if name not in numbers} == {
+        "verdict": "fail",
+        "report": "eval-gate-report.json",
+        "k": str(suite["k"]),
+        "stimuli": str(suite["stimuli"]),
+        "trials": str(suite["trials"]),
+        "flaky_stimuli": str(suite["flaky_stimuli"]),
+        "failed_gates": str(len(failed)),
+        "comment_url": comment["html_url"],
+    }
+    # Annotations: one error per failed gate, one warning per flaky stimulus, nothing else.
+    errors, warnings = run.annotations("error"), run.annotations("warning")
+    assert len(errors) == len(failed) >= 1
+    assert all(e.startswith("::error title=eval-gate%3A gate failed%3A ") for e in errors)
+    assert len(warnings) == suite["flaky_stimuli"] >= 1
+    assert all(w.startswith("::warning title=eval-gate%3A flaky stimulus ") for w in warnings)
+    assert len(run.stdout.splitlines()) == len(errors) + len(warnings)
+    # The fork's PR is found by its head branch, then commented on, with the token.
+    auth = f"Bearer {TOKEN}"
+    comments_12 = f"/repos/{REPOSITORY}/issues/12/comments"
+    assert_requests(
+        fake_github,
+        [
+            (
+                "GET",
+                f"/repos/{REPOSITORY}/pulls?per_page=100&state=open&head=fork-owner%3Afeature",
+                None,
+                auth,
+            ),
+            ("GET", "/user", None, auth),
+            ("GET", f"{comments_12}?per_page=100", None, auth),
+            ("POST", comments_12, {"body": comment["body"]}, auth),
+        ],
+    )
+    assert comment["body"].startswith("<!-- eval-gate:sticky id=default digest=")
+    assert "## ❌ eval-gate: FAIL" in comment["body"]
+    assert "eval-gate: FAIL" in run.stderr and "exit code 1" in run.stderr
 
 
 def test_bad_input_is_exit_code_2_with_an_error_annotation(harness: Harness) -> None:
@@ -324,3 +382,212 @@ def test_a_schedule_run_makes_no_comment(
     run = harness.in_process("failing", monkeypatch, sleeps, event_name="schedule", event={})
     assert run.exit_code == 1 and fake_github.writes() == []
     assert "no open pull request" in run.stderr
+
+
+# -- notices survive trimming and the annotation cap ------------------------------------------
+
+
+def test_the_no_comment_notice_is_under_the_verdict_and_survives_trimming(
+    harness: Harness, fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch, sleeps: Sleeps
+) -> None:
+    fake_github.read_only.add(TOKEN)
+    # Earlier steps left about 2.5 KiB of the 1 MiB, the limit less the 1 KiB kept for
+    # later steps: less than this summary (with the notice) needs, so it must be cut short.
+    earlier = "earlier step output\n" * ((1024 * 1024 - 1024 - 1500) // 20)
+    run = harness.in_process(
+        "failing",
+        monkeypatch,
+        sleeps,
+        event_name="pull_request",
+        event=pull_request_event(7, fork=True),
+        summary_so_far=earlier,
+    )
+    assert run.exit_code == 1
+    assert len(run.summary.encode("utf-8")) <= 1024 * 1024
+    ours = run.summary[len(earlier) :]
+    assert "trimmed to fit GitHub's 1 MiB limit" in ours
+    assert "### Stimuli, worst first" not in ours  # the end of the report was cut ...
+    verdict, blank, notice = ours.split("\n")[:3]
+    assert verdict.startswith("## ❌ eval-gate: FAIL") and blank == ""
+    assert notice == "> [!NOTE]"  # ... but not the notice right under the verdict
+    assert "could not comment on pull request 7" in ours
+    assert "`permissions: pull-requests: write`" in ours
+
+
+def _many_flaky(stimuli: int) -> str:
+    records = [
+        {"suite": "s", "stimulus": f"flaky-{i:02d}", "trial": t, "passed": t != 1}
+        for i in range(stimuli)
+        for t in range(3)
+    ]
+    return "\n".join(json.dumps(r) for r in records) + "\n"
+
+
+def test_the_no_comment_warning_is_ranked_before_the_annotation_cap(
+    harness: Harness, fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch, sleeps: Sleeps
+) -> None:
+    fake_github.read_only.add(TOKEN)
+    run = harness.in_process(
+        "passing",
+        monkeypatch,
+        sleeps,
+        event_name="pull_request",
+        event=pull_request_event(7, fork=True),
+        files={"many.jsonl": _many_flaky(14), "gate.yml": "version: 1\n"},
+        inputs={"results": "many.jsonl", "config": "gate.yml"},
+    )
+    assert run.exit_code == 0 and run.outputs["flaky_stimuli"] == "14"
+    warnings = run.annotations("warning")
+    assert len(warnings) == 10  # the cap
+    assert warnings[0].startswith("::warning title=eval-gate%3A no PR comment::comment not perm")
+    assert all("flaky stimulus flaky-" in w for w in warnings[1:])
+    # 14 flaky stimuli + the comment warning = 15 warnings: 5 counted in one notice.
+    assert run.annotations("notice") == [
+        "::notice title=eval-gate%3A more annotations::5 more warning(s) not shown as "
+        "annotations: see the job summary and the JSON report."
+    ]
+
+
+# -- an input's bad value is blamed on the input ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "rest"),
+    [
+        ("threshold", "2", "gate threshold"),
+        ("max_flakiness", "200", "gate max_flakiness"),
+        ("k", "x", "expected an integer, found 'x'"),
+        ("interval", "fancy", "value not allowed"),
+        ("confidence", "2", ""),
+    ],
+)
+def test_a_bad_input_value_names_the_input_not_the_config_file(
+    harness: Harness,
+    monkeypatch: pytest.MonkeyPatch,
+    sleeps: Sleeps,
+    name: str,
+    value: str,
+    rest: str,
+) -> None:
+    run = harness.in_process(
+        "failing",
+        monkeypatch,
+        sleeps,
+        event_name="pull_request",
+        event=pull_request_event(7),
+        inputs={name: value, "comment": "off"},
+    )
+    assert (run.workspace / ".eval-gate.yml").is_file()  # the file it used to be blamed on
+    assert run.exit_code == 2 and run.outputs["verdict"] == "error"
+    errors = run.annotations("error")
+    prefix = f"::error title=eval-gate%3A bad input or configuration::input {name}: {rest}"
+    assert len(errors) == 1 and errors[0].startswith(prefix), errors
+    assert ".eval-gate.yml" not in errors[0]
+    assert "input " + name.replace("_", "\\_") in run.summary  # Markdown-escaped
+
+
+def test_a_bad_config_file_is_still_blamed_on_the_file(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, sleeps: Sleeps
+) -> None:
+    run = harness.in_process(
+        "failing",
+        monkeypatch,
+        sleeps,
+        event_name="pull_request",
+        event=pull_request_event(7),
+        files={".eval-gate.yml": "version: 1\ngates:\n  threshold: 2\n"},
+        inputs={"min_pass_rate": "0.5", "comment": "off"},
+    )
+    assert run.exit_code == 2
+    errors = run.annotations("error")
+    assert len(errors) == 1
+    assert errors[0].startswith(
+        "::error title=eval-gate%3A bad input or configuration::.eval-gate.yml: gate threshold"
+    )
+
+
+# -- the reader inputs reach the readers -------------------------------------------------------
+
+
+def _stimuli(run: Run) -> dict[tuple[str, str], tuple[int, int]]:
+    report = json.loads((run.workspace / "eval-gate-report.json").read_text())
+    return {(s["suite"], s["name"]): (s["trials"], s["passes"]) for s in report["stimuli"]}
+
+
+def _reader_run(
+    harness: Harness,
+    monkeypatch: pytest.MonkeyPatch,
+    sleeps: Sleeps,
+    fixture: Path,
+    inputs: dict[str, str],
+) -> Run:
+    return harness.in_process(
+        "passing",
+        monkeypatch,
+        sleeps,
+        event_name="pull_request",
+        event=pull_request_event(7),
+        files={fixture.name: fixture.read_bytes(), "gate.yml": "version: 1\n"},
+        inputs={"results": fixture.name, "config": "gate.yml", "comment": "off", **inputs},
+    )
+
+
+def test_input_map_names_the_columns_of_a_csv(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, sleeps: Sleeps
+) -> None:
+    csv_file = FIXTURES / "tabular" / "runs.csv"
+    unmapped = _reader_run(harness, monkeypatch, sleeps, csv_file, {})
+    assert unmapped.exit_code == 2 and "no stimulus column" in unmapped.annotations("error")[0]
+    mapping = "stimulus=case_id, trial=run, passed=ok,\nscore=quality, status=state"
+    run = _reader_run(harness, monkeypatch, sleeps, csv_file, {"map": mapping})
+    assert run.exit_code == 0, run.stdout
+    assert _stimuli(run) == {
+        ("default", "refund-policy"): (3, 2),
+        ("default", "cancel, then rebook"): (3, 1),
+        ("default", "greeting"): (2, 2),  # and one skipped trial, which never counts
+    }
+
+
+def test_input_pass_threshold_and_suite_reach_the_tau_bench_reader(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, sleeps: Sleeps, tmp_path: Path
+) -> None:
+    runs = [
+        {"task_id": 0, "trial": 0, "reward": 0.75},
+        {"task_id": 0, "trial": 1, "reward": 1.0},
+        {"task_id": 1, "trial": 0, "reward": 0.5},
+    ]
+    results = tmp_path / "tau.json"
+    results.write_text(json.dumps(runs))
+    default = _reader_run(harness, monkeypatch, sleeps, results, {})
+    assert _stimuli(default) == {("default", "0"): (2, 1), ("default", "1"): (1, 0)}
+    lenient = _reader_run(
+        harness, monkeypatch, sleeps, results, {"pass_threshold": "0.7", "suite": "airline"}
+    )
+    assert _stimuli(lenient) == {("airline", "0"): (2, 2), ("airline", "1"): (1, 0)}
+
+
+def test_input_scorer_chooses_the_inspect_scorer(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, sleeps: Sleeps
+) -> None:
+    log = FIXTURES / "inspect" / "mock_reliability.eval"
+    headline = _reader_run(harness, monkeypatch, sleeps, log, {})
+    assert _stimuli(headline)[("mock_reliability", "flaky")] == (4, 2)  # 'match': C/I
+    graded = _reader_run(
+        harness, monkeypatch, sleeps, log, {"scorer": "grade", "pass_threshold": "0.5"}
+    )
+    assert _stimuli(graded)[("mock_reliability", "flaky")] == (4, 4)  # 'grade': C/P ≥ 0.5
+    unknown = _reader_run(harness, monkeypatch, sleeps, log, {"scorer": "accuracy"})
+    assert unknown.exit_code == 2 and "no scorer 'accuracy'" in unknown.annotations("error")[0]
+
+
+def test_input_junit_flakefinder_groups_the_runs(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, sleeps: Sleeps
+) -> None:
+    xml = FIXTURES / "junit" / "pytest-flake.xml"
+    plain = _stimuli(_reader_run(harness, monkeypatch, sleeps, xml, {}))
+    literal = {name: counts for (_, name), counts in plain.items()}
+    assert literal["test_sample::test_ok[0]"] == (1, 1) and "test_sample::test_ok" not in literal
+    runs = _stimuli(_reader_run(harness, monkeypatch, sleeps, xml, {"junit_flakefinder": "true"}))
+    by_name = {name: counts for (_, name), counts in runs.items()}
+    assert by_name["test_sample::test_ok"] == (3, 3)
+    assert by_name["test_sample::test_flaky"] == (3, 2)

@@ -43,6 +43,28 @@ def test_defaults_as_the_runner_passes_them() -> None:
     assert (inputs.comment, inputs.comment_id, inputs.fail_on) == ("always", "default", "gates")
     assert inputs.summary is True and inputs.report == "eval-gate-report.json"
     assert inputs.github_token.reveal() == TOKEN
+    assert (inputs.format, inputs.map, inputs.pass_threshold) == ("auto", {}, None)
+    assert (inputs.scorer, inputs.junit_flakefinder, inputs.suite) == (None, False, None)
+
+
+def test_reader_inputs_are_parsed_as_the_cli_options() -> None:
+    inputs = read_inputs(
+        input_env(
+            {
+                "results": "r.csv",
+                "format": "csv",
+                "map": " stimulus=case_id, passed = ok\nduration_s=elapsed ,",
+                "pass_threshold": "0.75",
+                "scorer": " grade ",
+                "junit_flakefinder": "true",
+                "suite": "airline",
+            }
+        )
+    )
+    assert inputs.format == "csv"
+    assert inputs.map == {"stimulus": "case_id", "passed": "ok", "duration_s": "elapsed"}
+    assert inputs.pass_threshold == 0.75
+    assert (inputs.scorer, inputs.junit_flakefinder, inputs.suite) == ("grade", True, "airline")
 
 
 def test_values_are_trimmed_and_globs_read_one_per_line() -> None:
@@ -78,6 +100,14 @@ def test_missing_variables_fall_back_to_defaults_outside_a_runner() -> None:
         ("comment_id", "a b", "must be 1-64"),
         ("comment_id", "x-->y", "must be 1-64"),
         ("comment_id", "a--b", "without '--'"),
+        ("map", "stimulus", r"input map: 'stimulus' is not FIELD=COLUMN"),
+        ("map", "stimulus=", r"input map: 'stimulus=' is not FIELD=COLUMN"),
+        ("map", "stimuls=case_id", r"input map: unknown field 'stimuls'; expected fields among"),
+        ("map", "passed=a,passed=b", r"input map: field 'passed' is mapped twice"),
+        ("pass_threshold", "2", r"input pass_threshold: expected a number in \[0, 1\], found '2'"),
+        ("pass_threshold", "nan", r"input pass_threshold: expected a number in \[0, 1\]"),
+        ("pass_threshold", "high", r"input pass_threshold: expected a number in \[0, 1\]"),
+        ("junit_flakefinder", "yes", r"input junit_flakefinder: 'yes' is not a boolean"),
     ],
 )
 def test_bad_inputs_are_exit_code_2_errors(name: str, value: str, message: str) -> None:

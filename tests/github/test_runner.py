@@ -15,6 +15,7 @@ from gate.github.runner import (
     annotation_commands,
     append_summary,
     output_block,
+    ranked_with,
     write_outputs,
 )
 from gate.github.trim import trim_markdown, utf8_bytes
@@ -65,6 +66,28 @@ def test_annotations_are_capped_per_level_and_the_rest_counted_once() -> None:
     assert commands[-1].startswith("::notice ")
     assert "3 more error(s), 15 more warning(s)" in commands[-1]
     assert len(commands) == 21
+
+
+def test_an_action_warning_ranks_after_errors_and_before_other_warnings() -> None:
+    error = Annotation("error", "gate failed", "e")
+    flaky = [Annotation("warning", f"flaky {i}", "w") for i in range(3)]
+    extra = Annotation("warning", "no PR comment", "c")
+    assert ranked_with([error, *flaky], extra) == [error, extra, *flaky]
+    assert ranked_with(flaky, extra) == [extra, *flaky]
+    assert ranked_with([error], extra) == [error, extra]
+    notice = Annotation("notice", "n", "n")
+    assert ranked_with([error, notice], extra) == [error, extra, notice]
+
+
+def test_with_notices_puts_them_under_the_verdict_line() -> None:
+    from gate.github.entrypoint import with_notices
+
+    summary = "## ❌ eval-gate: FAIL\n\nbody\n\n| a |\n| --- |\n"
+    assert with_notices(summary, ["> [!NOTE]\n> one\n", "> two"]) == (
+        "## ❌ eval-gate: FAIL\n\n> [!NOTE]\n> one\n\n> two\n\nbody\n\n| a |\n| --- |\n"
+    )
+    assert with_notices(summary, []) == summary
+    assert with_notices("## PASS", ["> n"]) == "## PASS\n\n> n\n"
 
 
 def test_few_annotations_print_no_counting_line() -> None:
