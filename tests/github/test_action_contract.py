@@ -84,6 +84,24 @@ def test_readme_tables_are_current(which: str) -> None:
     )
 
 
+@pytest.mark.parametrize("document", ["README.md", "docs/action.md"])
+def test_docker_run_usage_builds_the_image_first_and_sets_real_inputs(document: str) -> None:
+    text = (ROOT / document).read_text(encoding="utf-8")
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    runs = [b for b in blocks if "docker run" in b]
+    assert runs, f"{document} shows no docker run"
+    inputs = set(load_action()["inputs"])
+    for block in runs:
+        commands = block.replace("\\\n", " ")
+        assert "docker build -t eval-gate ." in commands
+        assert commands.index("docker build -t eval-gate .") < commands.index("docker run")
+        assert re.search(r"docker run .* eval-gate\s*$", commands, re.M)
+        for name, value in re.findall(r"-e INPUT_([A-Z_]+)='?([^' ]*)'?", commands):
+            assert name.lower() in inputs, name
+            if name in ("RESULTS", "CONFIG"):
+                assert (ROOT / value).is_file(), value
+
+
 # -- the image's files ------------------------------------------------------------------------
 
 
