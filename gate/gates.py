@@ -8,7 +8,7 @@ from typing import Literal, cast
 
 import numpy as np
 
-from gate.compare import Comparison, StimulusCounts, compare
+from gate.compare import Comparison, GateDecision, StimulusCounts, compare
 from gate.compare import Metric as CompareMetric
 from gate.config import GATE_KINDS, REGRESSION_KINDS, GateConfig, GateSpec
 from gate.errors import ConfigError
@@ -164,120 +164,181 @@ def failed(results: Sequence[GateResult]) -> list[GateResult]:
     return [r for r in results if not r.passed]
 
 
-def counts_by_stimulus(suite: SuiteScore, qualified: bool) -> dict[str, StimulusCounts]:
-    """Per-stimulus counts keyed by id (``suite/name`` when several suites are in play)."""
-    return {
-        (f"{s.suite}/{s.name}" if qualified else s.name): StimulusCounts(
+def counts_by_stimulus(
+    suite: SuiteScore, qualified: bool, keep: set[str] | None = None
+) -> dict[str, StimulusCounts]:
+    """Per-stimulus counts keyed by id (``suite/name`` when several suites are in play).
+
+    ``keep``: only these ids (a tag's stimuli); ``None`` keeps every stimulus.
+    """
+    counts = {}
+    for s in suite.stimuli:
+        key = f"{s.suite}/{s.name}" if qualified else s.name
+        if keep is not None and key not in keep:
+            continue
+        counts[key] = StimulusCounts(
             s.trials,
             s.passes,
             tuple(letter == "P" for letter in s.outcomes) if s.outcomes else None,
             s.aggregate_score,
         )
+    return counts
+
+
+def _tagged(suites: Sequence[SuiteScore], tag: str, qualified: bool) -> set[str]:
+    """Ids carrying ``tag`` in either run: such a stimulus is compared on both sides."""
+    return {
+        f"{s.suite}/{s.name}" if qualified else s.name
+        for suite in suites
         for s in suite.stimuli
+        if tag in s.tags
     }
+
+
+def _some(ids: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(repr(x) for x in ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def _require_pairs(comparison: Comparison, what: str) -> None:
+    """A comparison with no paired stimulus cannot decide anything: a config error (exit 2)."""
+    if comparison.rows:
+        return
+    if not comparison.shared:
+        raise ConfigError(
+            f"{what}: the results and the baseline have no stimulus in common, so nothing "
+            f"can be compared (results: {_some(comparison.added) or 'none'}; baseline: "
+            f"{_some(comparison.removed) or 'none'}). Check that both runs are of the same "
+            "suite(s) and use the same stimulus ids."
+        )
+    first = comparison.excluded[0]
+    raise ConfigError(
+        f"{what} cannot be evaluated: all {len(comparison.excluded)} shared stimuli are left "
+        f"out of the paired test (e.g. {first.id!r}: {first.reason})"
+    )
+
+
+GroupKey = tuple[str, int | None, str | None, float]
 
 
 def compare_with_baseline(
     config: GateConfig, candidate: SuiteScore, baseline: SuiteScore
 ) -> tuple[list[GateResult], list[Comparison]]:
-    """Run the paired comparison once per compared metric and turn its decisions into gates.
+    """Run the paired comparison and turn its decisions into gates, one per configured gate.
 
-    Without regression gates the comparison still runs on the pass rate, for the report.
+    Gates comparing the same metric (and k) on the same stimuli (tag) at the same
+    confidence share one comparison, which holds every one's decision. Without
+    regression gates the comparison still runs on the pass rate, for the report.
+
+    Raises :class:`ConfigError` when a comparison has no paired stimulus: no stimulus
+    in common, no stimulus with the gate's tag, or k above every stimulus's trials.
     """
     suites = {s.suite for s in candidate.stimuli} | {s.suite for s in baseline.stimuli}
     qualified = len(suites) > 1
-    base = counts_by_stimulus(baseline, qualified)
-    cand = counts_by_stimulus(candidate, qualified)
     specs = [g for g in config.gates if g.kind in REGRESSION_KINDS]
-    groups: dict[tuple[str, int | None], list[GateSpec]] = {}
+    groups: dict[GroupKey, list[GateSpec]] = {}
     for spec in specs:
-        groups.setdefault((spec.metric, spec.k), []).append(spec)
+        level = spec.confidence if spec.confidence is not None else config.confidence
+        groups.setdefault((spec.metric, spec.k, spec.tag, level), []).append(spec)
     if not groups:
-        groups[("pass_rate", None)] = []
+        groups[("pass_rate", None, None, config.confidence)] = []
     results: list[GateResult] = []
     comparisons: list[Comparison] = []
-    for (metric, k), group in groups.items():
-        regression = next((g for g in group if g.kind == "max_regression"), None)
-        improvement = next((g for g in group if g.kind == "min_improvement"), None)
+    for (metric, k, tag, level), group in groups.items():
+        keep = None if tag is None else _tagged((candidate, baseline), tag, qualified)
+        what = f"gate {group[0].kind}" if group else "the baseline comparison"
+        if keep is not None and not keep:
+            raise ConfigError(
+                f"{what}: no stimulus carries the tag {tag!r} in the results or the baseline"
+            )
+        suite_gates = [g for g in group if g.scope == "suite"]
         comparison = compare(
-            base,
-            cand,
+            counts_by_stimulus(baseline, qualified, keep),
+            counts_by_stimulus(candidate, qualified, keep),
             metric=cast(CompareMetric, metric),
             k=k,
-            confidence=config.confidence,
-            max_regression=regression.target if regression else None,
-            min_improvement=improvement.target if improvement else None,
+            confidence=level,
+            max_regression=[g.target for g in suite_gates if g.kind == "max_regression"],
+            min_improvement=[g.target for g in suite_gates if g.kind == "min_improvement"],
             per_stimulus=any(g.scope == "stimuli" for g in group),
         )
+        _require_pairs(comparison, what)
         comparisons.append(comparison)
-        results.extend(_regression_results(comparison, metric, candidate.name))
+        decisions = {
+            name: [d for d in comparison.gates if d.name == name]
+            for name in ("max_regression", "min_improvement", "stimulus_regression")
+        }
+        used = {name: 0 for name in decisions}
+        for spec in group:
+            name = "stimulus_regression" if spec.scope == "stimuli" else spec.kind
+            decision = decisions[name][used[name]]
+            if name != "stimulus_regression":
+                used[name] += 1
+            results.append(_regression_result(comparison, decision, metric, tag, candidate.name))
     return results, comparisons
 
 
-def _regression_results(comparison: Comparison, metric: str, subject: str) -> list[GateResult]:
+def _regression_result(
+    comparison: Comparison, decision: GateDecision, metric: str, tag: str | None, subject: str
+) -> GateResult:
     label = metric_label(metric, comparison.k or 1) if metric != "score" else "score"
     level = f"{comparison.confidence:.0%}"
-    results = []
-    for decision in comparison.gates:
-        if decision.name == "max_regression":
-            name = (
-                f"no drop in {label} beyond {decision.threshold:g} vs baseline "
-                f"(upper {level} bound of Δ)"
-            )
-            results.append(
-                GateResult(
-                    name,
-                    "max_regression",
-                    decision.passed,
-                    decision.bound,
-                    -decision.threshold,
-                    ">=",
-                    "suite",
-                    None,
-                    "upper",
-                    subject,
-                    (),
-                    decision.sentence,
-                )
-            )
-        elif decision.name == "min_improvement":
-            name = (
-                f"{label} improves on baseline by more than {decision.threshold:g} "
-                f"(lower {level} bound of Δ)"
-            )
-            results.append(
-                GateResult(
-                    name,
-                    "min_improvement",
-                    decision.passed,
-                    decision.bound,
-                    decision.threshold,
-                    ">=",
-                    "suite",
-                    None,
-                    "lower",
-                    subject,
-                    (),
-                    decision.sentence,
-                )
-            )
-        else:
-            name = f"no stimulus worse than baseline (Holm, family-wise {level})"
-            worst = min(comparison.rows, key=lambda r: r.p_holm, default=None)
-            results.append(
-                GateResult(
-                    name,
-                    "max_regression",
-                    decision.passed,
-                    decision.p_value,
-                    decision.threshold,
-                    ">=",
-                    "stimuli",
-                    None,
-                    "estimate",
-                    worst.id if worst else subject,
-                    comparison.regressed,
-                    decision.sentence,
-                )
-            )
-    return results
+    among = f"stimuli tagged {tag}, " if tag else ""
+    if decision.name == "max_regression":
+        name = (
+            f"no drop in {label} beyond {decision.threshold:g} vs baseline "
+            f"({among}upper {level} bound of Δ)"
+        )
+        return GateResult(
+            name,
+            "max_regression",
+            decision.passed,
+            decision.bound,
+            -decision.threshold,
+            ">=",
+            "suite",
+            tag,
+            "upper",
+            subject,
+            (),
+            decision.sentence,
+            comparison.confidence,
+        )
+    if decision.name == "min_improvement":
+        name = (
+            f"{label} improves on baseline by more than {decision.threshold:g} "
+            f"({among}lower {level} bound of Δ)"
+        )
+        return GateResult(
+            name,
+            "min_improvement",
+            decision.passed,
+            decision.bound,
+            decision.threshold,
+            ">=",
+            "suite",
+            tag,
+            "lower",
+            subject,
+            (),
+            decision.sentence,
+            comparison.confidence,
+        )
+    where = f" tagged {tag}" if tag else ""
+    name = f"no stimulus{where} worse than baseline (Holm, family-wise {level})"
+    worst = min(comparison.rows, key=lambda r: r.p_holm, default=None)
+    return GateResult(
+        name,
+        "max_regression",
+        decision.passed,
+        decision.p_value,
+        decision.threshold,
+        ">=",
+        "stimuli",
+        tag,
+        "estimate",
+        worst.id if worst else subject,
+        comparison.regressed,
+        decision.sentence,
+        comparison.confidence,
+    )

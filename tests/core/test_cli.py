@@ -138,3 +138,18 @@ def test_nan_in_the_configuration_exits_2_without_traceback(tmp_path: Path, text
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert "confidence must be a finite number, found nan" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_a_baseline_with_no_stimulus_in_common_exits_2() -> None:
+    result = run(
+        "check",
+        "examples/passing/results.json",
+        "--baseline",
+        "examples/failing/baseline.jsonl",
+        "--max-regression",
+        "0.05",
+    )
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "the results and the baseline have no stimulus in common" in result.stderr
+    assert "Check that both runs are of the same suite(s)" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout

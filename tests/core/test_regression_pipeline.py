@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from gate.errors import ConfigError
 from gate.pipeline import request_from_options, run_check
 from gate.report.json_report import build_report
 from tests.conftest import trials_of
@@ -48,3 +51,156 @@ def test_no_change_passes(write_jsonl) -> None:
     outcome = run_check(request)
     assert outcome.verdict == "pass"
     assert outcome.comparisons[0].delta == 0.0
+
+
+def run_pair(write_jsonl, candidate, baseline, config_text=None, tmp_path=None, **overrides):
+    config = None
+    if config_text is not None:
+        config = str(tmp_path / "gate.yml")
+        (tmp_path / "gate.yml").write_text(config_text, encoding="utf-8")
+    request = request_from_options(
+        [str(write_jsonl(candidate, "candidate.jsonl"))],
+        config=config,
+        baseline=[str(write_jsonl(baseline, "baseline.jsonl"))],
+        overrides=overrides,
+    )
+    return run_check(request)
+
+
+def five(counts: dict[str, int], tags: dict[str, list[str]] | None = None) -> list[dict]:
+    """Five trials per stimulus, the first c passing."""
+    records = []
+    for name, c in counts.items():
+        for record in trials_of(name, "P" * c + "F" * (5 - c)):
+            if tags and name in tags:
+                record["tags"] = tags[name]
+            records.append(record)
+    return records
+
+
+# d = (-0.4, -0.2, -0.6, -0.2, -0.4): tests/compare/test_compare_hand.py works the
+# sign-flip p-values out by hand: 1/32 at δ = 0.15, 4/32 at δ = 0.25, U = -0.2.
+BASE = {"a": 5, "b": 4, "c": 5, "d": 4, "e": 5}
+CAND = {"a": 3, "b": 3, "c": 2, "d": 3, "e": 3}
+
+
+def test_every_max_regression_in_a_list_is_decided(write_jsonl, tmp_path) -> None:
+    outcome = run_pair(
+        write_jsonl,
+        five(CAND),
+        five(BASE),
+        "gates:\n  max_regression: [{max: 0.25}, {max: 0.15}]\n"
+        "  min_improvement: [{min: 0}, {min: 0.1}]\n",
+        tmp_path,
+    )
+    gates = [(g.kind, g.target, g.passed) for g in outcome.gates]
+    assert gates == [
+        ("max_regression", -0.25, True),  # p = 4/32 > 0.05
+        ("max_regression", -0.15, False),  # p = 1/32 ≤ 0.05
+        ("min_improvement", 0.0, False),
+        ("min_improvement", 0.1, False),
+    ]
+    assert all(g.value == pytest.approx(-0.2) for g in outcome.gates[:2])  # U
+    assert "one-sided p = 0.125" in outcome.gates[0].explanation
+    assert "one-sided p = 0.031" in outcome.gates[1].explanation
+    (comparison,) = outcome.comparisons  # one comparison holds all four decisions
+    assert len(comparison.gates) == 4
+    assert outcome.exit_code == 1
+
+
+def test_per_gate_confidence_of_a_regression_gate(write_jsonl, tmp_path) -> None:
+    # p = 1/32 = 0.031: shown at 95% (α = 0.05), not at 99% (α = 0.01; 1/32 > 0.01)
+    outcome = run_pair(
+        write_jsonl,
+        five(CAND),
+        five(BASE),
+        "gates:\n  max_regression: [{max: 0.15}, {max: 0.15, confidence: 0.99}]\n",
+        tmp_path,
+    )
+    at95, at99 = outcome.gates
+    assert not at95.passed and at99.passed
+    assert at99.name == "no drop in pass rate beyond 0.15 vs baseline (upper 99% bound of Δ)"
+    assert (at95.confidence, at99.confidence) == (0.95, 0.99)
+    assert [c.confidence for c in outcome.comparisons] == [0.95, 0.99]
+    # 99%, M = 5: U is the 1st largest subset mean after floor(0.01 · 32) = 0 → +∞ → +1
+    assert at99.value == 1.0
+
+
+def test_tag_restricts_the_paired_comparison(write_jsonl, tmp_path) -> None:
+    # The tagged stimuli a-e drop (as above); ten untagged ones improve 0/5 → 5/5.
+    tags = {name: ["critical"] for name in BASE}
+    others = {f"x{i}": 0 for i in range(10)}
+    candidate = five(CAND | {x: 5 for x in others}, tags)
+    baseline = five(BASE | others, tags)
+    tagged = run_pair(
+        write_jsonl,
+        candidate,
+        baseline,
+        "gates:\n  max_regression: {max: 0.15, tag: critical}\n",
+        tmp_path,
+    )
+    (gate,) = tagged.gates
+    (comparison,) = tagged.comparisons
+    assert comparison.shared == tuple("abcde")
+    assert comparison.delta == pytest.approx(-0.36)  # mean of d over a-e only
+    assert not gate.passed and gate.tag == "critical"
+    assert gate.name == (
+        "no drop in pass rate beyond 0.15 vs baseline "
+        "(stimuli tagged critical, upper 95% bound of Δ)"
+    )
+    untagged = run_pair(write_jsonl, candidate, baseline, tmp_path=tmp_path, max_regression="0.15")
+    assert untagged.verdict == "pass"  # Δ over all 15 is +(10 - 1.8)/15 = +0.547
+    assert untagged.comparisons[0].delta == pytest.approx(8.2 / 15)
+    with pytest.raises(ConfigError, match="no stimulus carries the tag 'nope'"):
+        run_pair(
+            write_jsonl,
+            candidate,
+            baseline,
+            "gates:\n  max_regression: {max: 0, tag: nope}\n",
+            tmp_path,
+        )
+
+
+def test_stimulus_scope_gives_one_holm_decision(write_jsonl, tmp_path) -> None:
+    outcome = run_pair(
+        write_jsonl,
+        five(CAND),
+        five(BASE),
+        "gates:\n  max_regression: {max: 0, scope: stimuli}\n",
+        tmp_path,
+    )
+    (gate,) = outcome.gates
+    assert gate.scope == "stimuli"
+    assert gate.name == "no stimulus worse than baseline (Holm, family-wise 95%)"
+    # c: 5/5 → 2/5 has the smallest Fisher p, 21/252 = 1/12; Holm × 5 = 5/12
+    assert gate.value == pytest.approx(5 / 12) and gate.passed
+
+
+def test_k_above_the_trials_is_a_config_error(write_jsonl, tmp_path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        run_pair(
+            write_jsonl,
+            five(CAND),
+            five(BASE),
+            "gates:\n  max_regression: {max: 0.05, metric: pass_hat_k, k: 10}\n",
+            tmp_path,
+        )
+    assert str(caught.value) == (
+        "gate max_regression cannot be evaluated: all 5 shared stimuli are left out of the "
+        "paired test (e.g. 'a': 5 trials in the baseline, fewer than k = 10)"
+    )
+
+
+def test_no_stimulus_in_common_is_a_config_error(write_jsonl) -> None:
+    renamed = five({f"new-{name}": c for name, c in CAND.items()})
+    with pytest.raises(ConfigError) as caught:
+        run_pair(write_jsonl, renamed, five(BASE), max_regression="0.05")
+    assert str(caught.value) == (
+        "gate max_regression: the results and the baseline have no stimulus in common, so "
+        "nothing can be compared (results: 'new-a', 'new-b', 'new-c' and 2 more; baseline: "
+        "'a', 'b', 'c' and 2 more). Check that both runs are of the same suite(s) and use the "
+        "same stimulus ids."
+    )
+    # also without a regression gate: a baseline that shares nothing is a mistake
+    with pytest.raises(ConfigError, match=r"^the baseline comparison: the results and the"):
+        run_pair(write_jsonl, renamed, five(BASE))
