@@ -5,7 +5,8 @@ under three new ``testIdx`` values. A stimulus is therefore one group of
 results with the same test case (compared as canonical JSON), prompt and
 provider; its trials are the group's results in ``testIdx`` order.
 
-* ``success`` is the verdict, ``score`` the score (clipped to [0, 1]).
+* ``success`` is the verdict, ``score`` the score (clipped to [0, 1]); they must be
+  a JSON boolean and a JSON number (``"success": "yes"`` is an error, not a pass).
 * ``failureReason`` 2 is an error of the provider or harness, not a failure of
   the model: status ``error`` with promptfoo's ``error`` text as the message
   (``error`` alone is no signal: promptfoo also fills it on assertion failures).
@@ -25,7 +26,7 @@ from typing import Any
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import load_file, pointer
-from gate.ingest.tabular import clip_unit, finite_number, parse_bool, warn
+from gate.ingest.tabular import clip_unit, json_boolean, json_number, warn
 from gate.trials import DEFAULT_SUITE, GraderResult, Trial
 
 _ERROR = 2  # promptfoo ResultFailureReason.ERROR
@@ -101,8 +102,8 @@ def _graders(result: Mapping[str, Any], where: Provenance) -> tuple[GraderResult
         graders.append(
             GraderResult(
                 name,
-                None if score is None else clip_unit(finite_number(score, here, "score")),
-                parse_bool(component.get("pass"), here, "pass"),
+                None if score is None else clip_unit(json_number(score, here, "score")),
+                json_boolean(component.get("pass"), here, "pass"),
             )
         )
     return tuple(graders)
@@ -211,11 +212,11 @@ def read(path: str, options: IngestOptions) -> Iterator[Record]:
                     provenance=where,
                 )
                 continue
-            passed = parse_bool(result.get("success"), where, "success")
+            passed = json_boolean(result.get("success"), where, "success")
             raw_score = result.get("score")
             score = None
             if raw_score is not None:
-                number = finite_number(raw_score, where, "score")
+                number = json_number(raw_score, where, "score")
                 score = clip_unit(number)
                 if score != number:
                     metadata["raw_score"] = number

@@ -6,14 +6,21 @@ after it (``stimulus``, ``trial``, ``passed``, ...). Columns that map to no
 field are kept as trial metadata. In JSONL a column may be a dotted path into
 nested objects (``grade.passed``).
 
-The small value parsers here (booleans, unit scores) are shared by the other
-adapters, which all need the same answers to "is this a pass?" and "is this a
-score in [0, 1]?".
+A CSV cell is always text, so the CSV reader accepts spellings (``yes``/``no``,
+``1``/``0``, ``"0.75"``). JSON has types: the JSONL reader, like every other JSON
+reader here, requires them (a JSON boolean for ``passed``, a JSON number for a
+score or a numeric metadata field, a JSON integer for a trial index) and refuses
+``"passed": "yes"`` or ``"score": "0.9"`` with an error naming file, line or
+pointer, field, what was expected and what was found.
+
+The small value parsers here are shared by the other adapters, which all need
+the same answers to "is this a pass?" and "is this a score in [0, 1]?".
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import math
 import warnings
 from collections import Counter
@@ -106,6 +113,78 @@ def unit_score(value: Any, where: Provenance, field: str) -> float:
             f"{field} is out of range", where, expected="a number in [0, 1]", found=repr(value)
         )
     return number
+
+
+# -- JSON values: the type is part of the data --------------------------------------------------
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a parsed value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def json_found(value: Any) -> str:
+    """``found`` of an error: the JSON type and the value as written (shortened)."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return f"{json_type(value)} {text if len(text) <= 60 else text[:59] + '…'}"
+
+
+def json_boolean(value: Any, where: Provenance, field: str) -> bool | None:
+    """A JSON boolean; ``null`` (or an absent key) is unknown. A string or a number is refused:
+    ``"false"`` would otherwise read as a pass in any language's truthiness."""
+    if value is None or isinstance(value, bool):
+        return value
+    raise InputError(
+        f"{field} is not a boolean",
+        where,
+        expected="a JSON boolean (true or false)",
+        found=json_found(value),
+    )
+
+
+def json_number(value: Any, where: Provenance, field: str) -> float:
+    """A finite JSON number (not a string that looks like one, not a boolean)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputError(
+            f"{field} is not a number", where, expected="a JSON number", found=json_found(value)
+        )
+    number = float(value)
+    if not math.isfinite(number):
+        raise InputError(
+            f"{field} is not finite", where, expected="a finite number", found=json_found(value)
+        )
+    return number
+
+
+def json_unit_score(value: Any, where: Provenance, field: str) -> float:
+    """A JSON number that must already lie in [0, 1]."""
+    number = json_number(value, where, field)
+    if not 0.0 <= number <= 1.0:
+        raise InputError(
+            f"{field} is out of range", where, expected="a number in [0, 1]", found=repr(value)
+        )
+    return number
+
+
+def json_index(value: Any, where: Provenance, field: str = "trial") -> int:
+    """A 0-based trial index: a JSON integer ≥ 0 (``3.0`` is accepted, ``"3"`` is not)."""
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if number is None or not (math.isfinite(number) and number == int(number) and number >= 0):
+        raise InputError(
+            f"{field} is not a trial index",
+            where,
+            expected="a JSON integer ≥ 0",
+            found=json_found(value),
+        )
+    return int(number)
 
 
 def clip_unit(number: float) -> float:
@@ -201,6 +280,10 @@ def _lookup(row: Mapping[str, Any], column: str) -> tuple[bool, Any]:
     return True, value
 
 
+def _null(value: Any) -> bool:
+    return value is None
+
+
 def _empty(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
@@ -240,7 +323,10 @@ def _row_trial(
     order: Appearance,
     *,
     strict_keys: bool,
+    typed: bool = False,
 ) -> Trial:
+    """One trial from a row. ``typed``: the row is JSON, whose values carry their type."""
+
     def get(field: str) -> Any:
         column = mapping.get(field)
         if column is None:
@@ -279,19 +365,28 @@ def _row_trial(
                 where,
                 expected="an integer ≥ 0",
             )
-        index = trial_index(raw_trial, where, f"column {mapping['trial']!r}")
+        read_index = json_index if typed else trial_index
+        index = read_index(raw_trial, where, f"column {mapping['trial']!r}")
     else:
         index = order.next(suite, stimulus)
     status: Status = "ok"
-    passed = parse_bool(get("passed"), where, mapping.get("passed", "passed"))
+    passed_column = f"column {mapping.get('passed', 'passed')!r}"
+    passed = (
+        json_boolean(get("passed"), where, passed_column)
+        if typed
+        else parse_bool(get("passed"), where, mapping.get("passed", "passed"))
+    )
     raw_status = get("status")
     if not _empty(raw_status):
         status, verdict = _status(raw_status, where, mapping["status"])
         if passed is None:
             passed = verdict
     raw_score = get("score")
+    # In JSON only null is "no value": "" is a string where a number belongs.
+    absent = _null if typed else _empty
+    read_score = json_unit_score if typed else unit_score
     score = (
-        None if _empty(raw_score) else unit_score(raw_score, where, f"column {mapping['score']!r}")
+        None if absent(raw_score) else read_score(raw_score, where, f"column {mapping['score']!r}")
     )
     outcome = get("outcome")
     outcome = None if _empty(outcome) else str(outcome)
@@ -315,9 +410,10 @@ def _row_trial(
     for field in METADATA_FIELDS:
         if field in mapping:
             value = get(field)
-            if not _empty(value):
+            if not absent(value):
+                read_number = json_number if typed else finite_number
                 metadata[field] = (
-                    finite_number(value, where, f"column {mapping[field]!r}")
+                    read_number(value, where, f"column {mapping[field]!r}")
                     if field in _NUMERIC_METADATA and not isinstance(value, dict)
                     else value
                 )
@@ -403,7 +499,7 @@ def read_jsonl(path: str, options: IngestOptions) -> Iterator[Record]:
             raise InputError("line is not a JSON object", where, found=type(record).__name__)
         if unseen:
             unseen = {column for column in unseen if not _lookup(record, column)[0]}
-        yield _row_trial(record, mapping, where, options, order, strict_keys=False)
+        yield _row_trial(record, mapping, where, options, order, strict_keys=False, typed=True)
     if unseen:
         # A typo in --map would otherwise read as "no value" on every line.
         raise InputError(

@@ -7,7 +7,9 @@
   per simulation; the directory format keeps the same facts in
   ``simulation_index`` and the simulations in files beside it.
 
-Both count a trial as a success when ``|reward - 1| <= 1e-6``; with
+Rewards must be JSON numbers and trial indices JSON integers (``"1.0"`` is
+refused, not read as 1). Both count a trial as a success when
+``|reward - 1| <= 1e-6``; with
 ``--pass-threshold`` a trial passes when its reward reaches the threshold
 instead. The score is the reward clipped to [0, 1] (the raw reward stays in
 the metadata, and a reward outside [0, 1] is reported).
@@ -22,7 +24,7 @@ from typing import Any
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import load_file, pointer
-from gate.ingest.tabular import Appearance, clip_unit, finite_number, trial_index, warn
+from gate.ingest.tabular import Appearance, clip_unit, json_index, json_number, warn
 from gate.trials import DEFAULT_SUITE, Trial
 
 #: tau-bench's own success tolerance (tau_bench/run.py, tau2 metrics): reward within 1e-6 of 1.
@@ -84,10 +86,10 @@ def read_tau(path: str, options: IngestOptions) -> Iterator[Record]:
         if run.get("trial") is None:
             index = order.next(suite, stimulus)
         else:
-            index = trial_index(run["trial"], where)
+            index = json_index(run["trial"], where)
         if "reward" not in run:
             raise InputError("entry has no reward", where, expected="a number")
-        reward = finite_number(run["reward"], where, "reward")
+        reward = json_number(run["reward"], where, "reward")
         outside += not 0.0 <= reward <= 1.0
         info = run.get("info")
         error = info.get("error") if isinstance(info, Mapping) else None
@@ -161,7 +163,7 @@ def read_tau2(path: str, options: IngestOptions) -> Iterator[Record]:
         if simulation.get("trial") is None:
             index = order.next(suite, stimulus)
         else:
-            index = trial_index(simulation["trial"], where)
+            index = json_index(simulation["trial"], where)
         reason = simulation.get("termination_reason")
         if key == "simulations":
             reward_info = simulation.get("reward_info")
@@ -185,7 +187,7 @@ def read_tau2(path: str, options: IngestOptions) -> Iterator[Record]:
                 provenance=where,
             )
             continue
-        reward = finite_number(raw_reward, where, "reward")
+        reward = json_number(raw_reward, where, "reward")
         outside += not 0.0 <= reward <= 1.0
         metadata["reward"] = reward
         yield Trial(

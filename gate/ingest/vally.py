@@ -10,7 +10,9 @@ such as::
 Other record types (``run-summary``, ...) are not trials and are skipped.
 ``evalName`` is the suite, ``status`` success/error/skipped maps to
 ok/error/skipped, and ``gradeResult.passed``/``score`` decide an ok trial.
-Without ``trialIndex``, trials are numbered in order of appearance.
+Without ``trialIndex``, trials are numbered in order of appearance. Values must
+have their JSON types: ``passed`` a boolean, ``score`` a number in [0, 1],
+``trialIndex`` an integer.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import iter_jsonl
-from gate.ingest.tabular import Appearance, parse_bool, trial_index, unit_score
+from gate.ingest.tabular import Appearance, json_boolean, json_index, json_unit_score
 from gate.trials import DEFAULT_SUITE, Status, Trial
 
 _STATUS: dict[str, Status] = {"success": "ok", "error": "error", "skipped": "skipped"}
@@ -76,7 +78,7 @@ def read(path: str, options: IngestOptions) -> Iterator[Record]:
         if record.get("trialIndex") is None:
             index = order.next(str(suite), stimulus)
         else:
-            index = trial_index(record["trialIndex"], where, "trialIndex")
+            index = json_index(record["trialIndex"], where, "trialIndex")
         raw_status = record.get("status", "success")
         if raw_status not in _STATUS:
             raise InputError(
@@ -90,9 +92,9 @@ def read(path: str, options: IngestOptions) -> Iterator[Record]:
         score: float | None = None
         grade = record.get("gradeResult")
         if isinstance(grade, Mapping):
-            passed = parse_bool(grade.get("passed"), where, "gradeResult.passed")
+            passed = json_boolean(grade.get("passed"), where, "gradeResult.passed")
             if grade.get("score") is not None:
-                score = unit_score(grade["score"], where, "gradeResult.score")
+                score = json_unit_score(grade["score"], where, "gradeResult.score")
         elif grade is not None:
             raise InputError("gradeResult is not an object", where, found=type(grade).__name__)
         if status == "ok" and passed is None and score is None:
