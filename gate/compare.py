@@ -83,6 +83,7 @@ __all__ = [
     "benjamini_hochberg",
     "compare",
     "fisher_worse",
+    "format_p",
     "holm",
     "minimum_detectable_effect",
     "paired_test",
@@ -341,6 +342,8 @@ class Comparison:
             given (every max_regression δ, then every min_improvement ε, then the
             stimulus gate).
         notes: Caveats in words (gates that cannot fail, approximations used).
+        tag: Set by callers that compared only the stimuli carrying a tag (``None``:
+            every stimulus given); :func:`compare` itself never filters.
     """
 
     metric: Metric
@@ -356,6 +359,7 @@ class Comparison:
     power: Power
     decisions: tuple[GateDecision, ...]
     notes: tuple[str, ...]
+    tag: str | None = None
 
     def _first(self, name: str) -> GateDecision | None:
         return next((g for g in self.decisions if g.name == name), None)
@@ -485,8 +489,12 @@ def _count(n: int) -> str:
     return f"{n} stimulus" if n == 1 else f"{n} stimuli"
 
 
-def _p(p: float) -> str:
-    """'p = 0.031', 'p = 2.1e-05', or 'p < 1e-16' (2^-M underflows for equal differences)."""
+def format_p(p: float) -> str:
+    """'p = 0.031', 'p = 2.1e-05', or 'p < 1e-16' (2^-M underflows for equal differences).
+
+    >>> format_p(0.03125), format_p(2.1e-05), format_p(0.0)
+    ('p = 0.031', 'p = 2.1e-05', 'p < 1e-16')
+    """
     if p < 1e-16:
         return "p < 1e-16"
     return f"p = {p:.2g}" if p < 0.001 else f"p = {p:.3f}"
@@ -1254,7 +1262,7 @@ def _suite_sentence(
         head = "Pass: the data show" if passed else "Fail: the data do not show"
     return (
         f"{head}, at {conf} confidence, that the candidate is {claim} "
-        f"({compare_text}; {test.method}, one-sided {_p(p)})."
+        f"({compare_text}; {test.method}, one-sided {format_p(p)})."
     )
 
 
@@ -1460,7 +1468,7 @@ def compare(
         else:
             sentence = (
                 f"Pass: no stimulus is shown worse at family-wise {_pct(conf)} confidence "
-                f"({how}; smallest adjusted {_p(smallest or 1.0)})."
+                f"({how}; smallest adjusted {format_p(smallest or 1.0)})."
             )
         decisions.append(
             GateDecision(

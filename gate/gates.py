@@ -263,6 +263,8 @@ def compare_with_baseline(
             per_stimulus=any(g.scope == "stimuli" for g in group),
         )
         _require_pairs(comparison, what)
+        if tag is not None:
+            comparison = replace(comparison, tag=tag)
         comparisons.append(comparison)
         decisions = {
             name: [d for d in comparison.gates if d.name == name]

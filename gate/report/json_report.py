@@ -126,6 +126,7 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
     return {
         "metric": comparison.metric,
         "k": comparison.k,
+        "tag": comparison.tag,
         "confidence": comparison.confidence,
         "delta": None if test.delta is None else _number(test.delta),
         "interval": [_bound(test.interval[0]), _bound(test.interval[1])],
@@ -138,12 +139,21 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
         "shared": len(comparison.shared),
         "added": list(comparison.added),
         "removed": list(comparison.removed),
+        "excluded": [{"name": x.id, "reason": x.reason} for x in comparison.excluded],
         "minimum_detectable_effect": (
             None if comparison.power.mde is None else _number(comparison.power.mde)
         ),
         "power": comparison.power.sentence,
         "gates": [
-            {"name": g.name, "passed": g.passed, "decided": g.decided, "sentence": g.sentence}
+            {
+                "name": g.name,
+                "threshold": g.threshold,
+                "passed": g.passed,
+                "decided": g.decided,
+                "bound": None if g.bound is None else _bound(g.bound),
+                "p_value": None if g.p_value is None else _number(g.p_value),
+                "sentence": g.sentence,
+            }
             for g in comparison.gates
         ],
         "stimuli": [

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from gate.compare import Comparison, StimulusRow
+from gate.compare import format_p as p_text
 from gate.metrics import Interval
 from gate.report.escape import md_text
 from gate.scoring import HIGH, PASS_AT_K_ESTIMATOR, PASS_HAT_K_ESTIMATOR, StimulusScore
@@ -122,7 +123,8 @@ def render_stimuli(outcome: CheckOutcome) -> str:
     k = s.k
     level = f"{s.confidence:.0%}"
     show_suite = len({x.suite for x in s.stimuli}) > 1
-    deltas = _deltas(outcome)
+    compared = _delta_comparison(outcome)
+    deltas = _delta_marks(compared) if compared is not None else None
     rows = []
     ordered = worst_first(s.stimuli)
     for stimulus in ordered[:MAX_STIMULUS_ROWS]:
@@ -145,13 +147,14 @@ def render_stimuli(outcome: CheckOutcome) -> str:
             stimulus.reading,
         ]
         if deltas is not None:
-            row.insert(4, _delta_mark(deltas.get(label)))
+            qualified = f"{stimulus.suite}/{stimulus.name}"
+            row.insert(4, deltas.get(qualified, deltas.get(stimulus.name, "–")))
         rows.append(row)
     header = ["Stimulus", "Trials", "Outcomes", "Pass rate", f"{level} interval"]
     header += [f"pass@{k}", f"pass^{k}", "Flaky", "Reading"]
     align = "lrlrrrrll"
-    if deltas is not None:
-        header.insert(4, "Δ vs baseline")
+    if compared is not None:
+        header.insert(4, f"Δ vs baseline ({_metric_name(compared)}, points)")
         align = "lrlrrrrrll"
     body = table(header, rows, align)
     omitted = len(ordered) - len(rows)
@@ -235,15 +238,32 @@ def render_summary(outcome: CheckOutcome) -> str:
     return "\n\n".join(part for part in sections if part) + "\n"
 
 
-def _deltas(outcome: CheckOutcome) -> dict[str, float] | None:
+def _delta_comparison(outcome: CheckOutcome) -> Comparison | None:
+    """The comparison the stimuli table's Δ column shows: the first over every stimulus."""
     if not outcome.comparisons:
         return None
-    return {row.id: row.delta for row in outcome.comparisons[0].rows}
+    return next((c for c in outcome.comparisons if c.tag is None), outcome.comparisons[0])
 
 
-def _delta_mark(delta: float | None) -> str:
-    if delta is None:
-        return "new"
+def _delta_marks(comparison: Comparison) -> dict[str, str]:
+    """Δ column cell by stimulus id: the change, or why there is none.
+
+    "new": only in the results; "left out": in both runs but not in the paired test
+    (see the comparison's notes); a stimulus in neither list nor compared (outside
+    the comparison's tag) gets "–".
+    """
+    marks = {x: "new" for x in comparison.added}
+    marks |= {x.id: "left out" for x in comparison.excluded}
+    marks |= {row.id: _delta_mark(row.delta) for row in comparison.rows}
+    return marks
+
+
+def _metric_name(comparison: Comparison) -> str:
+    names = {"pass_rate": "pass rate", "pass_hat_k": f"pass^{comparison.k}", "score": "score"}
+    return names[comparison.metric]
+
+
+def _delta_mark(delta: float) -> str:
     points = delta * 100
     if abs(points) < 0.05:
         return "="
@@ -286,10 +306,10 @@ def _not_compared(comparison: Comparison) -> str:
 def render_comparison(comparison: Comparison) -> str:
     """The baseline comparison: Δ with its interval and test, gates in words, power, changes."""
     test = comparison.test
-    names = {"pass_rate": "pass rate", "pass_hat_k": f"pass^{comparison.k}", "score": "score"}
-    metric = names[comparison.metric]
+    metric = _metric_name(comparison)
     level = f"{comparison.confidence:.0%}"
-    lines = [f"### Compared with the baseline ({metric})"]
+    among = f", stimuli tagged {md_text(comparison.tag, 80)}" if comparison.tag else ""
+    lines = [f"### Compared with the baseline ({metric}{among})"]
     if test.delta is None:
         lines.append("_No stimulus is in both runs: nothing to compare._")
     else:
@@ -297,6 +317,8 @@ def render_comparison(comparison: Comparison) -> str:
         lines.append(
             f"**Δ {metric} = {_points(test.delta)} points** (candidate − baseline, mean over "
             f"{test.stimuli} shared stimuli), {level} interval [{_points(lo)}, {_points(hi)}]; "
+            f"one-sided {p_text(test.p_worse)} that the candidate is worse (H0: Δ ≥ 0), "
+            f"{p_text(test.p_better)} that it is better (H0: Δ ≤ 0); "
             f"test: {md_text(test.reason, 300)}."
         )
     bullets = [f"- {md_text(g.sentence, 500)}" for g in comparison.gates]

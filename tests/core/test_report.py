@@ -5,6 +5,7 @@ from __future__ import annotations
 from gate.pipeline import request_from_options, run_check
 from gate.report.json_report import build_report
 from gate.report.markdown import FOLD_ROWS, MAX_STIMULUS_ROWS, render_summary
+from gate.schemas import validator
 from tests.conftest import trials_of
 
 
@@ -34,3 +35,105 @@ def test_short_tables_are_not_folded(write_jsonl) -> None:
     )
     assert "<details>" not in summary
     assert summary.startswith("## ✅ eval-gate: PASS — no gates configured\n")
+
+
+def compared(write_jsonl, tmp_path, candidate, baseline, config_text=None, **overrides):
+    config = None
+    if config_text is not None:
+        (tmp_path / "gate.yml").write_text(config_text, encoding="utf-8")
+        config = str(tmp_path / "gate.yml")
+    return run_check(
+        request_from_options(
+            [str(write_jsonl(candidate, "candidate.jsonl"))],
+            config=config,
+            baseline=[str(write_jsonl(baseline, "baseline.jsonl"))],
+            overrides=overrides,
+        )
+    )
+
+
+def delta_cells(summary: str) -> dict[str, str]:
+    """Stimulus → its Δ column cell, from the stimuli table."""
+    lines = summary.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| Stimulus | Trials"))
+    header = [c.strip() for c in lines[start].strip("|").split("|")]
+    column = next(i for i, name in enumerate(header) if name.startswith("Δ vs baseline"))
+    cells = {}
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        row = [c.strip() for c in line.strip("|").split("|")]
+        cells[row[0]] = row[column]
+    return cells
+
+
+def test_delta_line_has_interval_and_one_sided_p_without_any_gate(write_jsonl, tmp_path) -> None:
+    # d = (-1/3, -1/3, 0, 0, 0): Σd = -2/3, Δ = -2/15. The three zeros flip to themselves, so 8 of
+    # the 32 sign patterns keep both -1/3 negative: p(worse) = 8/32 = 0.25; every
+    # pattern is ≥ -2/3: p(better) = 1.
+    base = [r for s in "abcde" for r in trials_of(s, "PPP")]
+    cand = [r for s in "abcde" for r in trials_of(s, "PPF" if s in "ab" else "PPP")]
+    outcome = compared(write_jsonl, tmp_path, cand, base)
+    assert not outcome.gates
+    summary = render_summary(outcome)
+    assert (
+        "**Δ pass rate = -13.3 points** (candidate − baseline, mean over 5 shared stimuli), "
+        "95% interval [-100.0, +100.0]; one-sided p = 0.250 that the candidate is worse "
+        "(H0: Δ ≥ 0), p = 1.000 that it is better (H0: Δ ≤ 0); test: exact sign"
+    ) in summary
+    report = build_report(outcome)["comparisons"][0]
+    assert (report["p_worse"], report["p_better"]) == (0.25, 1.0)
+    assert report["gates"] == []
+
+
+def test_delta_column_names_its_metric_and_why_a_stimulus_has_no_delta(
+    write_jsonl, tmp_path
+) -> None:
+    # pass^3: 'short' has 2 trials in the baseline (left out), 'fresh' is new.
+    base = [r for s in "abc" for r in trials_of(s, "PPP")] + trials_of("short", "PP")
+    cand = [r for s in "abc" for r in trials_of(s, "PPPP" if s != "a" else "PPFP")]
+    cand += trials_of("short", "PPP") + trials_of("fresh", "PPP")
+    outcome = compared(
+        write_jsonl,
+        tmp_path,
+        cand,
+        base,
+        "gates:\n  max_regression: {max: 0.1, metric: pass_hat_k, k: 3}\n",
+    )
+    summary = render_summary(outcome)
+    assert "| Δ vs baseline (pass^3, points) |" in summary
+    # a: pass^3 = C(3,3)/C(4,3) = 1/4 against 1 → ▼ 75.0
+    assert delta_cells(summary) == {
+        "a": "▼ 75.0",
+        "b": "=",
+        "c": "=",
+        "short": "left out",
+        "fresh": "new",
+    }
+    report = build_report(outcome)
+    (comparison,) = report["comparisons"]
+    assert comparison["excluded"] == [
+        {"name": "short", "reason": "2 trials in the baseline, fewer than k = 3"}
+    ]
+    (gate,) = comparison["gates"]
+    assert gate["name"] == "max_regression" and gate["threshold"] == 0.1
+    assert validator("report").is_valid(report)
+
+
+def test_tagged_comparison_is_labelled_and_the_rest_is_not_compared(write_jsonl, tmp_path) -> None:
+    base = [r for s in "abcdef" for r in trials_of(s, "PPP")]
+    cand = [r for s in "abcdef" for r in trials_of(s, "FFF" if s == "a" else "PPP")]
+    for record in base + cand:
+        if record["stimulus"] in "abcde":
+            record["tags"] = ["critical"]
+    outcome = compared(
+        write_jsonl, tmp_path, cand, base, "gates:\n  max_regression: {max: 0, tag: critical}\n"
+    )
+    summary = render_summary(outcome)
+    assert "### Compared with the baseline (pass rate, stimuli tagged critical)" in summary
+    cells = delta_cells(summary)
+    assert cells["a"] == "▼ 100.0" and cells["f"] == "–"
+    report = build_report(outcome)
+    assert report["comparisons"][0]["tag"] == "critical"
+    assert report["gates"][0]["tag"] == "critical"
+    assert validator("report").is_valid(report)
