@@ -62,13 +62,28 @@ def _describe(spec: GateSpec, k: int, confidence: float) -> str:
 
 
 def _decide_value(value: float, interval: Interval | None, bound: str, what: str) -> float:
+    """The number a gate compares with its target: the estimate, or a bound of its interval.
+
+    A per-stimulus pass@k / pass^k interval is the pass-rate interval mapped through
+    1-(1-p)^k or p^k: an interval for the latent value, which need not contain the
+    unbiased estimate (C(c,k)/C(n,k) is 0 whenever c < k, while L^k > 0). A lower-bound
+    gate therefore decides on min(lower bound, estimate), so it passes only when both
+    reach the target and is never more lenient than the estimate alone; min(L, ·) ≤ L is
+    still a valid lower confidence bound. An upper-bound gate mirrors this with max.
+    """
     if bound == "estimate":
         return value
     if interval is None:
         raise ConfigError(f"{what} has no interval to take a {bound} bound from")
     if float(interval.hi) - float(interval.lo) <= 0.0:
         raise ConfigError(f"the interval of {what} has zero width; no gate decides on it")
-    return float(interval.lo) if bound == "lower" else float(interval.hi)
+    if bound == "lower":
+        return min(float(interval.lo), value)
+    return max(float(interval.hi), value)
+
+
+def _outside(value: float, interval: Interval | None) -> bool:
+    return interval is not None and not float(interval.lo) <= value <= float(interval.hi)
 
 
 def _half_width(interval: Interval | None, what: str) -> float:
@@ -120,13 +135,16 @@ def evaluate_gate(spec: GateSpec, suite: SuiteScore) -> GateResult:
         )
 
     per_stimulus: list[float] = []
+    outside = 0
     for i, stimulus in enumerate(values.stimuli):
         interval = values.intervals[i] if values.intervals else None
         what = f"{name} for {stimulus.name!r}"
         if spec.kind == "max_ci_half_width":
             per_stimulus.append(_half_width(interval, what))
         else:
-            per_stimulus.append(_decide_value(float(values.values[i]), interval, spec.bound, what))
+            estimate = float(values.values[i])
+            per_stimulus.append(_decide_value(estimate, interval, spec.bound, what))
+            outside += spec.bound != "estimate" and _outside(estimate, interval)
     array = np.array(per_stimulus)
     worst = int(np.argmin(array) if comparison == ">=" else np.argmax(array))
     failing = tuple(s.name for s, v in zip(values.stimuli, per_stimulus, strict=True) if not ok(v))
@@ -138,6 +156,11 @@ def evaluate_gate(spec: GateSpec, suite: SuiteScore) -> GateResult:
         else f"{len(failing)} of {len(per_stimulus)} stimuli miss it; worst "
         f"{values.stimuli[worst].name!r} at {value:.4g}"
     )
+    if outside:
+        explanation += (
+            f" ({outside} stimuli have an unbiased estimate outside the interval of the latent "
+            f"value; there the gate decided on the estimate)"
+        )
     return GateResult(
         name,
         spec.kind,

@@ -25,12 +25,26 @@ def _bound(value: float) -> float | None:
     return _number(value) if math.isfinite(value) else None
 
 
-def _interval(interval: Interval) -> dict[str, Any]:
+#: What each interval is for. A stimulus's pass@k / pass^k interval is its pass-rate
+#: interval mapped through 1-(1-p)^k / p^k: an interval for the latent value, which need
+#: not contain the unbiased estimate beside it (pass^k is 0 whenever c < k).
+ESTIMANDS = {
+    ("stimulus", "pass_rate"): "p (the stimulus's per-trial pass probability)",
+    ("stimulus", "pass_at_k"): "latent 1-(1-p)^k; need not contain the unbiased pass_at_k",
+    ("stimulus", "pass_hat_k"): "latent p^k; need not contain the unbiased pass_hat_k",
+    ("suite", "pass_rate"): "mean over stimuli of p_i",
+    ("suite", "pass_at_k"): "mean over stimuli of 1-(1-p_i)^k",
+    ("suite", "pass_hat_k"): "mean over stimuli of p_i^k",
+}
+
+
+def _interval(interval: Interval, level: str, metric: str) -> dict[str, Any]:
     return {
         "lo": _number(float(interval.lo)),
         "hi": _number(float(interval.hi)),
         "method": interval.method,
         "confidence": interval.confidence,
+        "estimand": ESTIMANDS[(level, metric)],
     }
 
 
@@ -45,12 +59,12 @@ def _stimulus(s: StimulusScore) -> dict[str, Any]:
         "skipped": s.skipped,
         "outcomes": s.outcomes,
         "pass_rate": _number(s.pass_rate),
-        "pass_rate_interval": _interval(s.pass_rate_interval),
+        "pass_rate_interval": _interval(s.pass_rate_interval, "stimulus", "pass_rate"),
         "pass_at_k": _number(s.pass_at_k),
-        "pass_at_k_interval": _interval(s.pass_at_k_interval),
+        "pass_at_k_interval": _interval(s.pass_at_k_interval, "stimulus", "pass_at_k"),
         "pass_hat_k": _number(s.pass_hat_k),
         "pass_hat_k_plugin": _number(s.pass_hat_k_plugin),
-        "pass_hat_k_interval": _interval(s.pass_hat_k_interval),
+        "pass_hat_k_interval": _interval(s.pass_hat_k_interval, "stimulus", "pass_hat_k"),
         "score": _number(s.aggregate_score),
         "unscored": s.unscored,
         "flaky": s.flaky,
@@ -103,12 +117,12 @@ def build_report(outcome: CheckOutcome) -> dict[str, Any]:
             "skipped": s.skipped,
             "score": _number(s.score),
             "pass_rate": _number(s.pass_rate),
-            "pass_rate_interval": _interval(s.pass_rate_interval),
+            "pass_rate_interval": _interval(s.pass_rate_interval, "suite", "pass_rate"),
             "pass_at_k": _number(s.pass_at_k),
-            "pass_at_k_interval": _interval(s.pass_at_k_interval),
+            "pass_at_k_interval": _interval(s.pass_at_k_interval, "suite", "pass_at_k"),
             "pass_hat_k": _number(s.pass_hat_k),
             "pass_hat_k_plugin": _number(s.pass_hat_k_plugin),
-            "pass_hat_k_interval": _interval(s.pass_hat_k_interval),
+            "pass_hat_k_interval": _interval(s.pass_hat_k_interval, "suite", "pass_hat_k"),
             "flaky_stimuli": s.flaky_stimuli,
             "reading": s.reading,
         },

@@ -173,7 +173,10 @@ def render_methods(outcome: CheckOutcome) -> str:
     )
     return (
         f"<sub>Intervals: {s.confidence:.0%}; per stimulus {s.interval_method} for the pass rate, "
-        f"its endpoints mapped through 1-(1-p)^k for pass@k and p^k for pass^k; "
+        f"its endpoints mapped through 1-(1-p)^k for pass@k and p^k for pass^k: intervals for "
+        f"the latent values, which need not contain the unbiased estimates (pass^k is 0 "
+        f"whenever c < k), so a gate on a stimulus's lower bound also needs the estimate to "
+        f"reach the target; "
         f"suite: {s.interval_method} at the suite estimate with n_eff = M·min(nᵢ)/k "
         f"(pass rate {s.pass_rate_interval.method.rsplit('= ', 1)[-1]}, pass@k and pass^k "
         f"{s.pass_hat_k_interval.method.rsplit('= ', 1)[-1]}), since a mean of M unbiased "

@@ -128,3 +128,56 @@ def test_per_gate_confidence_sets_the_half_width() -> None:
     expected = z * (0.25 / 6 + z * z / 144) ** 0.5 / (1 + z * z / 6)
     assert result.value == pytest.approx(expected, rel=1e-9)
     assert result.name.startswith("80% interval half-width of pass rate")
+
+
+def wilson(c: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson score interval, written out (an independent implementation)."""
+    p = c / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5 / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def test_lower_bound_gate_is_never_more_lenient_than_the_estimate() -> None:
+    """2 of 3 passes, k = 3: unbiased pass^3 = C(2,3)/C(3,3) = 0, but the interval of the
+    latent p^3 is [L³, U³] = [0.2077³, 0.9385³] = [0.0090, 0.8266], which excludes 0.
+
+    A 'lower bound ≥ 0.005' gate used to pass on L³ = 0.009 while the estimate, 0, fails
+    the same target. It now decides on min(L³, estimate) = 0 and fails.
+    """
+    suite = suite_of({"a": "PPF", "b": "PPP"})
+    lo, hi = wilson(2, 3)
+    stimulus = suite.stimuli[0]
+    assert stimulus.pass_hat_k == 0.0
+    assert float(stimulus.pass_hat_k_interval.lo) == pytest.approx(lo**3, rel=1e-9)  # 0.0090
+    assert float(stimulus.pass_hat_k_interval.hi) == pytest.approx(hi**3, rel=1e-9)  # 0.8266
+    assert lo**3 > 0.005
+    config = {"gates": {"pass_hat_k": {"k": 3, "min": 0.005, "bound": "lower", "scope": "stimuli"}}}
+    (result,) = gates(config, suite)
+    assert not result.passed
+    assert result.failing == ("a",) and result.value == 0.0
+    assert "1 stimuli have an unbiased estimate outside the interval" in result.explanation
+
+
+def test_upper_bound_gate_is_never_stricter_than_the_estimate() -> None:
+    """2 of 3 passes, k = 3: unbiased pass@3 = 1 - C(1,3)/C(3,3) = 1, above the interval
+    of the latent 1-(1-p)³, whose upper end is 1 - (1 - 0.9385)³ = 0.99977.
+
+    'upper bound ≥ 0.9999' is the lenient gate; it now passes as the estimate does.
+    """
+    suite = suite_of({"a": "PPF"})
+    _, hi = wilson(2, 3)
+    assert float(suite.stimuli[0].pass_at_k_interval.hi) == pytest.approx(1 - (1 - hi) ** 3)
+    assert 1 - (1 - hi) ** 3 < 0.9999
+    config = {"gates": {"pass_at_k": {"k": 3, "min": 0.9999, "bound": "upper", "scope": "stimuli"}}}
+    (result,) = gates(config, suite)
+    assert result.passed and result.value == 1.0
+
+
+def test_a_bound_inside_the_estimate_is_unchanged() -> None:
+    suite = suite_of({"a": "PPPPF"})  # pass^2 = C(4,2)/C(5,2) = 0.6, inside [L², U²]
+    lo, _ = wilson(4, 5)
+    config = {"gates": {"pass_hat_k": {"k": 2, "min": 0.1, "bound": "lower", "scope": "stimuli"}}}
+    (result,) = gates(config, suite)
+    assert result.value == pytest.approx(lo**2, rel=1e-9)
+    assert "outside the interval" not in result.explanation

@@ -137,3 +137,18 @@ def test_tagged_comparison_is_labelled_and_the_rest_is_not_compared(write_jsonl,
     assert report["comparisons"][0]["tag"] == "critical"
     assert report["gates"][0]["tag"] == "critical"
     assert validator("report").is_valid(report)
+
+
+def test_json_says_what_each_interval_is_for(write_jsonl) -> None:
+    outcome = run_check(
+        request_from_options([str(write_jsonl(trials_of("a", "PPF")))], config=None)
+    )
+    report = build_report(outcome)
+    (stimulus,) = report["stimuli"]
+    # 2 of 3, k = 3: the unbiased pass^3 is 0, outside the interval of the latent p^3
+    assert stimulus["pass_hat_k"] == 0.0 and stimulus["pass_hat_k_interval"]["lo"] > 0.0
+    assert stimulus["pass_hat_k_interval"]["estimand"].startswith("latent p^k; need not contain")
+    assert stimulus["pass_at_k_interval"]["estimand"].startswith("latent 1-(1-p)^k")
+    assert report["suite"]["pass_hat_k_interval"]["estimand"] == "mean over stimuli of p_i^k"
+    assert validator("report").is_valid(report)
+    assert "need not contain the unbiased estimates" in render_summary(outcome)
