@@ -15,12 +15,20 @@ A ``.json`` log is one document with the same header fields and ``samples``.
   P → 0.5, I → 0, N → 0, booleans, numbers, numeric strings, yes/no/true/false);
   the trial passes when the score reaches ``--pass-threshold`` (default 1).
 * A sample with an ``error`` is a trial with status ``error`` and its message.
+
+An ``.eval`` archive may come from anywhere (a fork's artifact), and a few kilobytes of zip
+can claim or unpack to gigabytes. The members read from one archive may together unpack to
+at most :data:`MAX_UNPACKED_BYTES` (2 GiB; the environment variable
+``EVAL_GATE_INSPECT_MAX_BYTES`` sets another limit): a member whose declared size exceeds
+what is left is refused before it is read, and decompression stops as soon as the bytes
+actually produced exceed it, whatever the archive declared.
 """
 
 from __future__ import annotations
 
 import io
 import math
+import os
 import re
 import struct
 import zipfile
@@ -28,7 +36,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from gate.errors import InputError, Provenance
+from gate.errors import ConfigError, InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import load_file, loads, pointer
 from gate.ingest.tabular import clip_unit, warn
@@ -42,6 +50,40 @@ _JOURNAL_SUMMARY = re.compile(r"^_journal/summaries/(\d+)\.json$")
 LETTER_GRADES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 
 Sample = tuple[Mapping[str, Any], Provenance]
+
+#: what the members read from one .eval archive may unpack to, together.
+MAX_UNPACKED_BYTES = 2 * 1024**3
+LIMIT_VARIABLE = "EVAL_GATE_INSPECT_MAX_BYTES"
+
+
+def unpacked_limit() -> int:
+    """:data:`MAX_UNPACKED_BYTES`, or the number of bytes ``EVAL_GATE_INSPECT_MAX_BYTES`` says."""
+    text = os.environ.get(LIMIT_VARIABLE, "").strip()
+    if not text:
+        return MAX_UNPACKED_BYTES
+    if not text.isdigit() or int(text) < 1:
+        raise ConfigError(
+            f"environment variable {LIMIT_VARIABLE}: expected a positive number of bytes, "
+            f"found {text!r}"
+        )
+    return int(text)
+
+
+class _Budget:
+    """Bytes the members of one archive may still unpack to."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.left = limit
+
+    def refuse(self, where: Provenance, what: str) -> InputError:
+        return InputError(
+            f"zip member {what}, more than the {self.left} bytes left of the "
+            f"{self.limit}-byte limit for one Inspect log",
+            where,
+            expected=f"an Inspect log that unpacks to at most {self.limit} bytes "
+            f"(set {LIMIT_VARIABLE} to allow more)",
+        )
 
 
 def read(path: str, options: IngestOptions) -> Iterator[Record]:
@@ -61,23 +103,24 @@ def read(path: str, options: IngestOptions) -> Iterator[Record]:
 # --- .eval archives -----------------------------------------------------------------------
 
 
-def _zstd_decompress(raw: bytes, where: Provenance) -> bytes:
+def _zstd_decompress(raw: bytes, where: Provenance, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of the data (one more tells the caller it went over)."""
     try:
         import zstandard
     except ImportError:
-        return _stdlib_zstd_decompress(raw, where)
+        return _stdlib_zstd_decompress(raw, where, limit)
     try:
         # Inspect may split a large member into several zstd frames.
         reader = zstandard.ZstdDecompressor().stream_reader(
             io.BytesIO(raw), read_across_frames=True
         )
-        data: bytes = reader.read()
+        data: bytes = reader.read(limit + 1)
     except zstandard.ZstdError as error:
         raise InputError(f"corrupt zstd data ({error})", where) from None
     return data
 
 
-def _stdlib_zstd_decompress(raw: bytes, where: Provenance) -> bytes:
+def _stdlib_zstd_decompress(raw: bytes, where: Provenance, limit: int) -> bytes:
     """Python ≥ 3.14's compression.zstd, or its backport for older versions."""
     try:
         from compression import zstd
@@ -91,8 +134,10 @@ def _stdlib_zstd_decompress(raw: bytes, where: Provenance) -> bytes:
                 where,
             ) from None
     try:
-        data: bytes = zstd.decompress(raw)
-    except zstd.ZstdError as error:
+        # ZstdFile reads across frames and stops where asked: never more than limit + 1.
+        with zstd.ZstdFile(io.BytesIO(raw)) as stream:
+            data: bytes = stream.read(limit + 1)
+    except (zstd.ZstdError, EOFError) as error:
         raise InputError(f"corrupt zstd data ({error})", where) from None
     return data
 
@@ -116,13 +161,28 @@ def _raw_member(path: str, info: zipfile.ZipInfo, where: Provenance) -> bytes:
     return raw
 
 
-def _member(archive: zipfile.ZipFile, path: str, name: str) -> bytes:
+def _member(archive: zipfile.ZipFile, path: str, name: str, budget: _Budget) -> bytes:
     where = Provenance(path, pointer=name)
     info = archive.getinfo(name)
     if info.flag_bits & 0x1:
         raise InputError("encrypted zip member", where)
+    if info.file_size > budget.left:
+        raise budget.refuse(where, f"declares {info.file_size} bytes unpacked")
+    data = _unpack(archive, path, info, where, budget.left)
+    if len(data) > budget.left:
+        # The archive lied about the size: stopped one byte past what was allowed.
+        raise budget.refuse(where, f"unpacks to more (it declares {info.file_size} bytes)")
+    budget.left -= len(data)
+    return data
+
+
+def _unpack(
+    archive: zipfile.ZipFile, path: str, info: zipfile.ZipInfo, where: Provenance, limit: int
+) -> bytes:
+    """The member's bytes, but never more than ``limit + 1`` of them."""
     try:
-        return archive.read(info)
+        with archive.open(info) as stream:
+            return stream.read(limit + 1)
     except NotImplementedError:
         if info.compress_type != _ZIP_ZSTD:
             raise InputError(
@@ -132,15 +192,17 @@ def _member(archive: zipfile.ZipFile, path: str, name: str) -> bytes:
             ) from None
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as error:
         raise InputError(f"corrupt zip member ({error})", where) from None
-    data = _zstd_decompress(_raw_member(path, info, where), where)
+    data = _zstd_decompress(_raw_member(path, info, where), where, limit)
+    if len(data) > limit:
+        return data  # the caller refuses it: over the limit, whatever the size declared
     if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
         raise InputError("corrupt zip member (size or CRC mismatch)", where)
     return data
 
 
-def _member_json(archive: zipfile.ZipFile, path: str, name: str) -> Any:
+def _member_json(archive: zipfile.ZipFile, path: str, name: str, budget: _Budget) -> Any:
     where = Provenance(path, pointer=name)
-    data = _member(archive, path, name)
+    data = _member(archive, path, name, budget)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -153,13 +215,14 @@ def _read_eval(path: str) -> tuple[Mapping[str, Any], list[Sample]]:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as error:
         raise InputError(f"not a readable zip archive ({error})", Provenance(path)) from None
+    budget = _Budget(unpacked_limit())
     with archive:
         names = archive.namelist()
         if "header.json" in names:
-            header = _member_json(archive, path, "header.json")
+            header = _member_json(archive, path, "header.json", budget)
         elif "_journal/start.json" in names:
             # A run that has not finished yet has only its start record.
-            header = _member_json(archive, path, "_journal/start.json")
+            header = _member_json(archive, path, "_journal/start.json", budget)
         else:
             raise InputError(
                 "not an Inspect .eval log",
@@ -175,7 +238,7 @@ def _read_eval(path: str) -> tuple[Mapping[str, Any], list[Sample]]:
             journal = [(int(m.group(1)), n) for n in names if (m := _JOURNAL_SUMMARY.match(n))]
             sources = [name for _, name in sorted(journal)]
         for source in sources:
-            summaries = _member_json(archive, path, source)
+            summaries = _member_json(archive, path, source, budget)
             if not isinstance(summaries, list):
                 raise InputError(
                     "summaries are not an array",
@@ -191,7 +254,8 @@ def _read_eval(path: str) -> tuple[Mapping[str, Any], list[Sample]]:
             for name in sorted(
                 n for n in names if n.startswith("samples/") and n.endswith(".json")
             ):
-                samples.append((_member_json(archive, path, name), Provenance(path, pointer=name)))
+                sample = _member_json(archive, path, name, budget)
+                samples.append((sample, Provenance(path, pointer=name)))
     return header, samples
 
 

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import io
 import json
+import struct
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gate.errors import InputError
+from gate.errors import ConfigError, InputError, Provenance
+from gate.ingest import inspect as inspect_reader
 from tests.ingest.conftest import FIXTURES, load_one
 
 INSPECT = FIXTURES / "inspect"
@@ -169,6 +172,119 @@ def test_truncated_zstd_member_is_an_input_error(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     with pytest.raises(InputError, match=r"scribbled\.eval at summaries\.json: corrupt"):
         load_one(path)
+
+
+# -- archives from anywhere: limits on what they unpack to ------------------------------------
+
+
+def _declare_size(data: bytearray, name: str, size: int) -> None:
+    """Make the archive declare ``size`` unpacked bytes for member ``name``, in its local
+    header and in the central directory, leaving the compressed data as it is."""
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
+        info = archive.getinfo(name)
+        offset = archive.start_dir
+    struct.pack_into("<I", data, info.header_offset + 22, size)
+    while data[offset : offset + 4] == b"PK\x01\x02":
+        name_length, extra_length, comment_length = struct.unpack_from("<HHH", data, offset + 28)
+        if data[offset + 46 : offset + 46 + name_length] == name.encode():
+            struct.pack_into("<I", data, offset + 24, size)
+        offset += 46 + name_length + extra_length + comment_length
+
+
+class _Opened(list[str]):
+    """Records the members zipfile is asked to open."""
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        real = zipfile.ZipFile.open
+
+        def spy(archive: zipfile.ZipFile, name: Any, *args: Any, **kwargs: Any) -> Any:
+            self.append(name if isinstance(name, str) else name.filename)
+            return real(archive, name, *args, **kwargs)
+
+        monkeypatch.setattr(zipfile.ZipFile, "open", spy)
+
+
+def test_the_default_limit_is_2_gib(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(inspect_reader.LIMIT_VARIABLE, raising=False)
+    assert inspect_reader.unpacked_limit() == 2 * 1024**3
+    monkeypatch.setenv(inspect_reader.LIMIT_VARIABLE, "lots")
+    with pytest.raises(ConfigError, match="EVAL_GATE_INSPECT_MAX_BYTES: expected a positive"):
+        load_one(INSPECT / "mock_reliability.eval")
+
+
+def test_a_zip_bomb_member_is_refused_by_its_declared_size_before_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bomb = tmp_path / "bomb.eval"
+    size = 48 * 1024**2  # 48 MiB of spaces deflate to about 50 KB
+    _rezip(INSPECT / "mock_reliability-deflate.eval", bomb, {"summaries.json": b" " * size})
+    assert bomb.stat().st_size < 1024**2
+    limit = 16 * 1024**2
+    monkeypatch.setenv(inspect_reader.LIMIT_VARIABLE, str(limit))
+    opened = _Opened()
+    opened.install(monkeypatch)
+    with zipfile.ZipFile(bomb) as archive:
+        header_size = archive.getinfo("header.json").file_size
+    with pytest.raises(InputError) as raised:
+        load_one(bomb, format="inspect")
+    assert str(raised.value) == (
+        f"{bomb} at summaries.json: zip member declares {size} bytes unpacked, more than the "
+        f"{limit - header_size} bytes left of the {limit}-byte limit for one Inspect log; "
+        f"expected an Inspect log that unpacks to at most {limit} bytes "
+        "(set EVAL_GATE_INSPECT_MAX_BYTES to allow more)"
+    )
+    assert opened == ["header.json"]  # summaries.json was never decompressed
+    assert raised.value.exit_code == 2
+
+
+def test_the_limit_counts_every_member_of_the_archive(monkeypatch: pytest.MonkeyPatch) -> None:
+    log = INSPECT / "mock_reliability.eval"
+    with zipfile.ZipFile(log) as archive:
+        header = archive.getinfo("header.json").file_size
+        summaries = archive.getinfo("summaries.json").file_size
+    # Each member alone fits; both together do not.
+    monkeypatch.setenv(inspect_reader.LIMIT_VARIABLE, str(header + summaries - 1))
+    with pytest.raises(InputError, match=r"at summaries\.json: zip member declares"):
+        load_one(log)
+    monkeypatch.setenv(inspect_reader.LIMIT_VARIABLE, str(header + summaries))
+    assert load_one(log).counts()[0] == 20
+
+
+@pytest.mark.parametrize("name", ["mock_reliability.eval", "mock_reliability-deflate.eval"])
+def test_a_member_that_understates_its_size_is_stopped_at_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    data = bytearray((INSPECT / name).read_bytes())
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
+        header = archive.getinfo("header.json").file_size
+    _declare_size(data, "summaries.json", 100)
+    path = tmp_path / "liar.eval"
+    path.write_bytes(bytes(data))
+    limit = header + 3000  # the 11 KB summaries never fit in what is left
+    monkeypatch.setenv(inspect_reader.LIMIT_VARIABLE, str(limit))
+    with pytest.raises(InputError) as raised:
+        load_one(path, format="inspect")
+    message = str(raised.value)
+    if name.endswith("deflate.eval"):
+        # zipfile itself stops at the declared size, and the CRC gives the lie away.
+        assert message.startswith(f"{path} at summaries.json: corrupt zip member (Bad CRC-32")
+    else:
+        assert message.startswith(
+            f"{path} at summaries.json: zip member unpacks to more (it declares 100 bytes), "
+            f"more than the 3000 bytes left of the {limit}-byte limit for one Inspect log"
+        )
+    monkeypatch.delenv(inspect_reader.LIMIT_VARIABLE)
+    with pytest.raises(InputError, match=r"at summaries\.json: corrupt zip member"):
+        load_one(path, format="inspect")
+
+
+def test_zstd_decompression_stops_one_byte_past_the_limit() -> None:
+    module = "backports.zstd" if sys.version_info < (3, 14) else "compression.zstd"
+    zstd = pytest.importorskip(module)
+    raw = zstd.compress(bytes(8 * 1024**2)) + zstd.compress(bytes(1024))  # two frames
+    where = Provenance("x.eval", pointer="m")
+    assert len(inspect_reader._zstd_decompress(raw, where, 1000)) == 1001
+    assert len(inspect_reader._zstd_decompress(raw, where, 10 * 1024**2)) == 8 * 1024**2 + 1024
 
 
 @pytest.mark.slow
