@@ -22,7 +22,7 @@ import pytest
 from gate.github.api import GitHubApi
 from gate.github.inputs import Secret
 from tests.conftest import EXAMPLES
-from tests.github.conftest import Sleeps, assert_requests
+from tests.github.conftest import AUTH, Sleeps, assert_requests
 from tests.github.contract import (
     HEAD_SHA,
     PUSH_SHA,
@@ -41,7 +41,7 @@ from tests.github.fake_github import FakeGitHub
 from tests.ingest.conftest import FIXTURES
 
 pytest.importorskip("gate.pipeline")
-from gate.github.entrypoint import OUTPUT_NAMES, main
+from gate.github.entrypoint import OUTPUT_NAMES, evaluate, main
 
 COMMENTS_7 = f"/repos/{REPOSITORY}/issues/7/comments"
 
@@ -54,6 +54,8 @@ class Run:
     summary: str
     outputs: dict[str, str]
     workspace: Path
+    #: in-process runs: the comment body the action computed (what a POST must carry).
+    comment_text: str | None = None
 
     def annotations(self, level: str) -> list[str]:
         return [line for line in self.stdout.splitlines() if line.startswith(f"::{level} ")]
@@ -162,7 +164,10 @@ class Harness:
         out, err = io.StringIO(), io.StringIO()
         api = GitHubApi(self.api_url, Secret(token), sleep=sleeps, timeout=5)
         code = main(env, stdout=out, stderr=err, api=api)
-        return self.collect(code, out.getvalue(), err.getvalue(), workspace, commands, token)
+        run = self.collect(code, out.getvalue(), err.getvalue(), workspace, commands, token)
+        computed = evaluate(env, write_report=False).comment
+        run.comment_text = computed.text if computed else None
+        return run
 
 
 @pytest.fixture
@@ -296,6 +301,14 @@ def test_a_read_only_token_still_exits_with_the_gates_verdict(
     assert "`permissions: pull-requests: write`" in run.summary
     assert any("no PR comment" in line for line in run.annotations("warning"))
     assert run.outputs["comment_url"] == ""
+    assert_requests(
+        fake_github,
+        [
+            ("GET", "/user", None, AUTH),
+            ("GET", f"{COMMENTS_7}?per_page=100", None, AUTH),
+            ("POST", COMMENTS_7, {"body": run.comment_text}, AUTH),  # 403, not retried
+        ],
+    )
 
 
 def test_an_api_that_keeps_failing_never_changes_the_verdict(
@@ -320,6 +333,16 @@ def test_5xx_then_success_posts_the_comment(
     assert run.exit_code == 1
     assert len(fake_github.comments[7]) == 1 and sleeps == [1.0]
     assert "could not" not in run.summary
+    assert_requests(
+        fake_github,
+        [
+            ("GET", "/user", None, AUTH),
+            ("GET", f"{COMMENTS_7}?per_page=100", None, AUTH),  # 503
+            ("GET", f"{COMMENTS_7}?per_page=100", None, AUTH),
+            ("POST", COMMENTS_7, {"body": run.comment_text}, AUTH),
+        ],
+    )
+    assert fake_github.comments[7][0]["body"] == run.comment_text
 
 
 @pytest.mark.parametrize(
