@@ -265,7 +265,7 @@ def compare_with_baseline(
         groups.setdefault((spec.metric, spec.k, spec.tag, level), []).append(spec)
     if not groups:
         groups[("pass_rate", None, None, config.confidence)] = []
-    results: list[GateResult] = []
+    results: list[tuple[int, GateResult]] = []
     comparisons: list[Comparison] = []
     for (metric, k, tag, level), group in groups.items():
         keep = None if tag is None else _tagged((candidate, baseline), tag, qualified)
@@ -299,8 +299,10 @@ def compare_with_baseline(
             decision = decisions[name][used[name]]
             if name != "stimulus_regression":
                 used[name] += 1
-            results.append(_regression_result(comparison, decision, metric, tag, candidate.name))
-    return results, comparisons
+            result = _regression_result(comparison, decision, metric, tag, candidate.name)
+            results.append((specs.index(spec), result))
+    # in configuration order, whichever comparison decided them
+    return [r for _, r in sorted(results, key=lambda x: x[0])], comparisons
 
 
 def _regression_result(
@@ -319,7 +321,7 @@ def _regression_result(
             "max_regression",
             decision.passed,
             decision.bound,
-            -decision.threshold,
+            0.0 - decision.threshold,  # δ = 0 gives 0.0, not -0.0 ("≥ -0" in the report)
             ">=",
             "suite",
             tag,

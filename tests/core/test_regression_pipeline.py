@@ -7,6 +7,7 @@ import pytest
 from gate.errors import ConfigError
 from gate.pipeline import request_from_options, run_check
 from gate.report.json_report import build_report
+from gate.report.markdown import render_summary
 from tests.conftest import trials_of
 
 
@@ -204,3 +205,23 @@ def test_no_stimulus_in_common_is_a_config_error(write_jsonl) -> None:
     # also without a regression gate: a baseline that shares nothing is a mistake
     with pytest.raises(ConfigError, match=r"^the baseline comparison: the results and the"):
         run_pair(write_jsonl, renamed, five(BASE))
+
+
+def test_gates_keep_configuration_order_across_comparisons(write_jsonl, tmp_path) -> None:
+    outcome = run_pair(
+        write_jsonl,
+        five(CAND),
+        five(BASE),
+        "gates:\n  max_regression:\n    - {max: 0.25}\n    - {max: 0, confidence: 0.99}\n"
+        "    - {max: 0, scope: stimuli}\n  min_improvement: 0\n",
+        tmp_path,
+    )
+    assert [(g.kind, g.scope, g.confidence) for g in outcome.gates] == [
+        ("max_regression", "suite", 0.95),
+        ("max_regression", "suite", 0.99),
+        ("max_regression", "stimuli", 0.95),
+        ("min_improvement", "suite", 0.95),
+    ]
+    assert len(outcome.comparisons) == 2  # 95% and 99%
+    (row,) = [line for line in render_summary(outcome).splitlines() if "upper 99" in line]
+    assert "| ≥ 0 |" in row  # δ = 0 is "≥ 0", never "≥ -0"
