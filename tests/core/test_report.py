@@ -152,3 +152,17 @@ def test_json_says_what_each_interval_is_for(write_jsonl) -> None:
     assert report["suite"]["pass_hat_k_interval"]["estimand"] == "mean over stimuli of p_i^k"
     assert validator("report").is_valid(report)
     assert "need not contain the unbiased estimates" in render_summary(outcome)
+
+
+def test_json_text_is_the_same_document_whichever_encoder_writes_it() -> None:
+    import json
+
+    from gate.report.json_report import dumps
+
+    data = {"verdict": "fail", "x": [0.1, 1e-07, 2.5e300, None], "name": "é<&>", "n": 10**30}
+    text = dumps(data)
+    assert text.endswith("}\n")
+    assert json.loads(text) == data  # orjson refuses the 100-bit int; json writes it
+    small = {k: v for k, v in data.items() if k != "n"}
+    assert json.loads(dumps(small)) == small
+    assert '"name": "é<&>"' in dumps(small)  # UTF-8, nothing escaped
