@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -268,15 +269,64 @@ def _number(name: str, text: str, *, integer: bool = False) -> float:
     return value
 
 
-def load_config(path: str | None, overrides: Mapping[str, str | None] | None = None) -> GateConfig:
+def load_config(
+    path: str | None,
+    overrides: Mapping[str, str | None] | None = None,
+    *,
+    origin: str = "option",
+) -> GateConfig:
     """Read ``path`` (or ``.eval-gate.yml`` when present) and apply option overrides.
 
     An override replaces every configured gate of its kind with one suite-level gate.
+    ``origin`` names where overrides come from (``option`` on the command line, ``input``
+    in the action): an error that an override caused names it (``option threshold: ...``),
+    not the file it was merged into.
     """
+    try:
+        return _load_config(path, overrides or {})
+    except ConfigError as error:
+        raise _blame(error, path, overrides or {}, origin) from None
+
+
+def _blame(
+    error: ConfigError, path: str | None, overrides: Mapping[str, str | None], origin: str
+) -> ConfigError:
+    """``error`` reworded to name the override that caused it, when one did.
+
+    When the file alone is valid, each given override is tried alone on it: the first
+    that fails is the culprit. An error of the file itself keeps naming the file.
+    """
+    given = {name: value for name, value in overrides.items() if value not in (None, "")}
+    if not given or set(given) - set(OVERRIDE_NAMES):
+        return error
+    try:
+        _load_config(path, {})
+    except ConfigError:
+        return error
+    if path is None and os.path.exists(DEFAULT_CONFIG_FILE):
+        path = DEFAULT_CONFIG_FILE
+    for name, value in given.items():
+        try:
+            _load_config(path, {name: value})
+        except ConfigError as alone:
+            return ConfigError(f"{origin} {name}: {_without_place(str(alone), path)}")
+    together = ", ".join(given)
+    return ConfigError(f"{origin}s {together} together: {_without_place(str(error), path)}")
+
+
+def _without_place(message: str, path: str | None) -> str:
+    """The message without the place it names first: the file, ``option NAME`` or
+    ``options``, with or without a JSON pointer (``.eval-gate.yml at /interval: ...``)."""
+    file = rf"{re.escape(path)}|" if path else ""
+    place = rf"(?:{file}options?(?: [a-z_]+)?|configuration)(?: at /\S*)?: "
+    return re.sub(rf"\A{place}", "", message)
+
+
+def _load_config(path: str | None, overrides: Mapping[str, str | None]) -> GateConfig:
     if path is None and os.path.exists(DEFAULT_CONFIG_FILE):
         path = DEFAULT_CONFIG_FILE
     data = dict(read_config_file(path)) if path else {}
-    given = {k: v for k, v in (overrides or {}).items() if v not in (None, "")}
+    given = {k: v for k, v in overrides.items() if v not in (None, "")}
     unknown = sorted(set(given) - set(OVERRIDE_NAMES))
     if unknown:
         raise ConfigError(

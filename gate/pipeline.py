@@ -76,6 +76,7 @@ def request_from_options(
     overrides: Mapping[str, str | None] | None = None,
     baseline: Sequence[str] = (),
     ingest: IngestOptions | None = None,
+    origin: str = "option",
 ) -> CheckRequest:
     """Build a request from CLI options or action inputs (same names, same meaning)."""
     if not results:
@@ -83,7 +84,7 @@ def request_from_options(
     options = ingest or IngestOptions(format=format)
     return CheckRequest(
         results=tuple(results),
-        config=load_config(config, overrides or {}),
+        config=load_config(config, overrides or {}, origin=origin),
         ingest=options,
         baseline=tuple(baseline),
     )

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING
 
-from gate.errors import ConfigError, EvalGateError
+from gate.errors import EvalGateError
 from gate.github.api import ApiError, GitHubApi
 from gate.github.comment import (
     CommentBody,
@@ -30,7 +30,7 @@ from gate.github.comment import (
     publish_comment,
 )
 from gate.github.event import RunContext, context_from_env, find_pull_request
-from gate.github.inputs import ActionInputs, blame_inputs, read_inputs
+from gate.github.inputs import ActionInputs, read_inputs
 from gate.github.runner import (
     annotation_commands,
     append_summary,
@@ -112,17 +112,15 @@ def check_request(inputs: ActionInputs) -> CheckRequest:
     """The pipeline's request; a configuration error an input caused names that input."""
     from gate.pipeline import request_from_options
 
-    try:
-        return request_from_options(
-            inputs.results,
-            config=inputs.config,
-            format=inputs.format,
-            overrides=inputs.overrides,
-            baseline=inputs.baseline,
-            ingest=ingest_options(inputs),
-        )
-    except ConfigError as error:
-        raise blame_inputs(error, inputs.config, inputs.overrides) from None
+    return request_from_options(
+        inputs.results,
+        config=inputs.config,
+        format=inputs.format,
+        overrides=inputs.overrides,
+        baseline=inputs.baseline,
+        ingest=ingest_options(inputs),
+        origin="input",
+    )
 
 
 def evaluate(env: Mapping[str, str], *, write_report: bool = True) -> Evaluation:

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from gate.config import DEFAULT_CONFIG_FILE, OVERRIDE_NAMES, load_config
-from gate.errors import ConfigError, EvalGateError
+from gate.config import OVERRIDE_NAMES
+from gate.errors import EvalGateError
 from gate.ingest.tabular import FIELDS, METADATA_FIELDS
 
 CommentMode = Literal["off", "always", "on-failure", "on-change", "recreate"]
@@ -197,37 +197,3 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         fail_on=cast(FailOn, _choice("fail_on", raw_input(env, "fail_on"), FAIL_ON)),
         github_token=_token(raw_input(env, "github_token")),
     )
-
-
-def blame_inputs(
-    error: ConfigError, config: str | None, overrides: Mapping[str, str | None]
-) -> ConfigError:
-    """A configuration error that an input caused, reworded to name that input.
-
-    The configuration code names the file it read (``.eval-gate.yml: gate threshold target
-    2.0 out of range``) even when the value came from an input. When the file alone is
-    valid, each given input is tried alone on it: the first that fails is the culprit.
-    An error of the file itself keeps naming the file.
-    """
-    given = {name: value for name, value in overrides.items() if value}
-    if not given:
-        return error
-    try:
-        load_config(config, {})
-    except ConfigError:
-        return error
-    path = config if config is not None else DEFAULT_CONFIG_FILE
-    for name, value in given.items():
-        try:
-            load_config(config, {name: value})
-        except ConfigError as alone:
-            return ConfigError(f"input {name}: {_without_place(str(alone), path)}")
-    together = ", ".join(given)
-    return ConfigError(f"inputs {together} together: {_without_place(str(error), path)}")
-
-
-def _without_place(message: str, path: str) -> str:
-    """The message without the place it names first: the file, ``option NAME`` or
-    ``options``, with or without a JSON pointer (``.eval-gate.yml at /interval: ...``)."""
-    place = rf"(?:{re.escape(path)}|options?(?: [a-z_]+)?|configuration)(?: at /\S*)?: "
-    return re.sub(rf"\A{place}", "", message)

@@ -153,3 +153,18 @@ def test_a_baseline_with_no_stimulus_in_common_exits_2() -> None:
     assert "the results and the baseline have no stimulus in common" in result.stderr
     assert "Check that both runs are of the same suite(s)" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_an_option_that_breaks_the_configuration_is_named_not_the_file(tmp_path: Path) -> None:
+    bad_option = run("check", "results.jsonl", "--threshold", "2", cwd=EXAMPLES / "failing")
+    assert bad_option.returncode == 2
+    assert bad_option.stderr.strip().splitlines()[-1] == (
+        "Error: option threshold: gate threshold target 2.0 out of range; "
+        "expected a value in [0, 1]"
+    )
+    # The same value written in a file names the file.
+    config = tmp_path / "gates.yml"
+    config.write_text("version: 1\ngates:\n  threshold: 2\n")
+    bad_file = run("check", "results.jsonl", "--config", str(config), cwd=EXAMPLES / "failing")
+    assert bad_file.returncode == 2
+    assert bad_file.stderr.strip().splitlines()[-1].startswith(f"Error: {config}")
