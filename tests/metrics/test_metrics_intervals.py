@@ -35,6 +35,26 @@ def test_default_method_mean_coverage_is_honest(n: int) -> None:
     assert 0.93 <= mean <= 0.97, f"mean coverage {mean:.4f} at n={n}"
 
 
+@pytest.mark.parametrize("n", [3, 5, 10, 20])
+def test_default_method_simulated_coverage_is_honest(n: int) -> None:
+    """Seeded simulation (the issue's check; the exact sum above is its noiseless twin):
+    draw c ~ Binomial(n, p) 4,000 times for each p of a grid and count how often the
+    default interval holds p. Averaged over the grid it must stay within 93-97%."""
+    rng = np.random.default_rng(20251123 + n)
+    rates = np.linspace(0.05, 0.95, 19)
+    draws = 4000
+    c = rng.binomial(n, rates[:, None], size=(rates.size, draws))
+    interval = metrics.rate_interval(c.ravel(), np.full(c.size, n))
+    lo = np.asarray(interval.lo).reshape(c.shape)
+    hi = np.asarray(interval.hi).reshape(c.shape)
+    covered = (lo <= rates[:, None]) & (rates[:, None] <= hi)
+    per_rate = covered.mean(axis=1)
+    assert 0.93 <= float(per_rate.mean()) <= 0.97, (n, per_rate.mean())
+    # And the simulation agrees with the exact coverage to within its noise.
+    exact = exact_coverage("wilson", n, rates)
+    assert np.all(np.abs(per_rate - exact) <= 4 * np.sqrt(exact * (1 - exact) / draws) + 1e-9)
+
+
 @pytest.mark.parametrize(
     ("method", "expected"),
     [
