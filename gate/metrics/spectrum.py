@@ -537,6 +537,15 @@ def geo_spectrum_star_at_k(R: npt.ArrayLike, k: int) -> float:
     return geo_spectrum_at_k(R, k)
 
 
+def geo_spectrum_star_at_k_counts(n: npt.ArrayLike, c: npt.ArrayLike, k: int) -> float:
+    """:func:`geo_spectrum_star_at_k` from counts (a suite value).
+
+    >>> round(geo_spectrum_star_at_k_counts([5, 5], [3, 4], 3), 6)
+    0.408248
+    """
+    return geo_spectrum_at_k_counts(n, c, k)
+
+
 def _geo_spectrum_ci(
     bank: BinaryBank,
     k: Any,
@@ -623,4 +632,23 @@ def geo_spectrum_star_at_k_ci(
     """
     return geo_spectrum_at_k_ci(
         R, k, confidence=confidence, bounds=bounds, alpha0=alpha0, beta0=beta0
+    )
+
+
+def geo_spectrum_star_at_k_ci_counts(
+    n: npt.ArrayLike,
+    c: npt.ArrayLike,
+    k: int,
+    confidence: float = 0.95,
+    bounds: Bounds = UNIT,
+    alpha0: float = 1.0,
+    beta0: float = 1.0,
+) -> CIResult:
+    """:func:`geo_spectrum_star_at_k_ci` from counts.
+
+    >>> round(geo_spectrum_star_at_k_ci_counts([5, 5], [3, 4], 3).mu, 6)
+    0.447288
+    """
+    return geo_spectrum_at_k_ci_counts(
+        n, c, k, confidence=confidence, bounds=bounds, alpha0=alpha0, beta0=beta0
     )

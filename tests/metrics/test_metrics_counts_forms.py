@@ -41,6 +41,9 @@ def test_point_metrics_matrix_equals_counts(k: int) -> None:
     assert metrics.geo_spectrum_at_k(R, k) == pytest.approx(
         metrics.geo_spectrum_at_k_counts(N, C, k)
     )
+    assert metrics.geo_spectrum_star_at_k(R, k) == pytest.approx(
+        metrics.geo_spectrum_star_at_k_counts(N, C, k), abs=1e-14
+    )
 
 
 @pytest.mark.parametrize("k", [1, 3, 6])
@@ -56,6 +59,10 @@ def test_interval_metrics_matrix_equals_counts(k: int) -> None:
         (metrics.geom_at_k_ci(R, k), metrics.geom_at_k_ci_counts(N, C, k)),
         (metrics.geom_ds_at_k_ci(R, k), metrics.geom_ds_at_k_ci_counts(N, C, k)),
         (metrics.geo_spectrum_at_k_ci(R, k), metrics.geo_spectrum_at_k_ci_counts(N, C, k)),
+        (
+            metrics.geo_spectrum_star_at_k_ci(R, k),
+            metrics.geo_spectrum_star_at_k_ci_counts(N, C, k),
+        ),
         (
             metrics.threshold_spectrum_at_k_ci(R, k, np.full(k, 0.5 / k)),
             metrics.threshold_spectrum_at_k_ci_counts(N, C, k, np.full(k, 0.5 / k)),
