@@ -107,7 +107,10 @@ def finite_number(value: Any, where: Provenance, field: str) -> float:
 
 def unit_score(value: Any, where: Provenance, field: str) -> float:
     """A score that must already lie in [0, 1]."""
-    number = finite_number(value, where, field)
+    return _in_unit_range(finite_number(value, where, field), value, where, field)
+
+
+def _in_unit_range(number: float, value: Any, where: Provenance, field: str) -> float:
     if not 0.0 <= number <= 1.0:
         raise InputError(
             f"{field} is out of range", where, expected="a number in [0, 1]", found=repr(value)
@@ -166,12 +169,7 @@ def json_number(value: Any, where: Provenance, field: str) -> float:
 
 def json_unit_score(value: Any, where: Provenance, field: str) -> float:
     """A JSON number that must already lie in [0, 1]."""
-    number = json_number(value, where, field)
-    if not 0.0 <= number <= 1.0:
-        raise InputError(
-            f"{field} is out of range", where, expected="a number in [0, 1]", found=repr(value)
-        )
-    return number
+    return _in_unit_range(json_number(value, where, field), value, where, field)
 
 
 def json_index(value: Any, where: Provenance, field: str = "trial") -> int:
