@@ -17,7 +17,7 @@ class Annotation:
 
 
 def build_annotations(outcome: CheckOutcome) -> list[Annotation]:
-    """Most important first: failed gates, then the flakiest stimuli, then input warnings."""
+    """Most important first: failed gates, then the flakiest stimuli, then warnings (about the input or the comparison)."""
     notes = [
         Annotation("error", f"eval-gate: gate failed: {g.name}", g.explanation)
         for g in outcome.failed_gates
@@ -35,5 +35,5 @@ def build_annotations(outcome: CheckOutcome) -> list[Annotation]:
         )
         for s in flaky
     ]
-    notes += [Annotation("warning", "eval-gate: input warning", w) for w in outcome.warnings]
+    notes += [Annotation("warning", "eval-gate: warning", w) for w in outcome.warnings]
     return notes
