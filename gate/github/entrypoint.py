@@ -242,7 +242,8 @@ def main(
     inputs, context = evaluation.inputs, evaluation.context
     if evaluation.outcome is not None:
         for loaded in evaluation.outcome.inputs:
-            log(f"read {loaded.path} as {loaded.format}")
+            how = "detected" if loaded.detected else "given"
+            log(f"read {loaded.path} as {loaded.format} ({how})")
 
     comment_result = CommentResult("skipped")
     if evaluation.outcome is not None and inputs is not None and inputs.comment != "off":

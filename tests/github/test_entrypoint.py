@@ -197,6 +197,7 @@ def test_pull_request_failing_gates(harness: Harness, fake_github: FakeGitHub) -
     assert "/octo-org/agent-evals/actions/runs/4242" in comment["body"]
     assert run.outputs["comment_url"] == comment["html_url"]
     assert "eval-gate: FAIL" in run.stderr
+    assert "as native (detected)" in run.stdout + run.stderr  # the log says what it detected
 
 
 def test_push_with_passing_results_comments_on_the_open_pr(
