@@ -5,8 +5,8 @@ silently wins); a results file with any of those is ambiguous, so we refuse it
 and say where.
 
 Large files are parsed with orjson (2.6 times faster than ``json`` on the
-benchmark's records) when the result is certainly what the strict parser would give: orjson already
-rejects ``NaN`` and ``Infinity``, and :func:`_keys_unique` proves no key was
+benchmark's records) when the result is certainly what the strict parser would
+give: orjson already rejects ``NaN`` and ``Infinity``, and :func:`_keys_unique` proves no key was
 given twice. Whenever there is any doubt the strict stdlib parser reads the
 text again, so errors are always located and worded the same way.
 """

@@ -17,7 +17,8 @@ class Annotation:
 
 
 def build_annotations(outcome: CheckOutcome) -> list[Annotation]:
-    """Most important first: failed gates, then the flakiest stimuli, then warnings (about the input or the comparison)."""
+    """Most important first: failed gates, then the flakiest stimuli, then warnings
+    (about the input or the comparison)."""
     notes = [
         Annotation("error", f"eval-gate: gate failed: {g.name}", g.explanation)
         for g in outcome.failed_gates
