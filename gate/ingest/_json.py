@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gate.errors import InputError, Provenance
@@ -253,6 +253,42 @@ def line_chunks(path: str, size: int) -> Iterator[tuple[int, int, list[bytes]]]:
 def has_bare_cr(raw: bytes) -> bool:
     """True when a b"\\r" not followed by b"\\n" would end a line in text mode."""
     return b"\r" in raw and raw.count(b"\r") != raw.count(b"\r\n")
+
+
+@dataclass(frozen=True)
+class JsonlChunk:
+    """About ``size`` bytes of a JSONL file: parsed fast, or to be read strictly.
+
+    ``records`` holds one value per line (line ``first_line + i`` is record i) when
+    the fast path is certain of them; otherwise it is None and ``strict`` yields
+    (line number, value) pairs from the strict parser, which raises located errors.
+    """
+
+    first_line: int
+    lines: list[bytes]
+    records: list[Any] | None
+    strict: Iterable[tuple[int, Any]]
+
+
+def jsonl_chunks(
+    path: str, size: int, accept: Callable[[list[Any]], bool] | None = None
+) -> Iterator[JsonlChunk]:
+    """The chunks of a JSONL file, each parsed by orjson when certain, else strictly.
+
+    ``accept`` may refuse a fast-parsed chunk (e.g. an integer orjson read as a float),
+    which then goes the strict way. A bare ``\\r`` (a line end in text mode, not here)
+    sends the rest of the file to the text-mode reader, numbered as it numbers lines.
+    """
+    for first_line, offset, lines in line_chunks(path, size):
+        raw = b"".join(lines)
+        if has_bare_cr(raw):
+            yield JsonlChunk(first_line, lines, None, iter_jsonl(path, offset, first_line))
+            return
+        records = fast_loads_lines(lines, raw)
+        if records is not None and (accept is None or accept(records)):
+            yield JsonlChunk(first_line, lines, records, ())
+        else:
+            yield JsonlChunk(first_line, lines, None, strict_lines(path, first_line, lines))
 
 
 def load_bytes(data: bytes, where: Provenance) -> Any:

@@ -24,16 +24,7 @@ from typing import Any
 from gate.errors import Provenance
 from gate.fileio import atomic_write
 from gate.ingest import IngestOptions, Record
-from gate.ingest._json import (
-    fast_loads_lines,
-    has_bare_cr,
-    iter_jsonl,
-    line_chunks,
-    load_bytes,
-    load_file,
-    read_bytes,
-    strict_lines,
-)
+from gate.ingest._json import jsonl_chunks, load_bytes, load_file, read_bytes
 from gate.ingest.native import CHUNK_BYTES, suite_spec
 from gate.schemas import first_invalid, validate
 from gate.trials import DEFAULT_SUITE, StimulusCounts, TrialTable
@@ -68,22 +59,14 @@ def _records(path: str) -> Iterator[tuple[Provenance, Any]]:
             document = load_file(path)
         yield from _validated(document, lambda i: Provenance(path, pointer=f"/{i}"))
         return
-    for first_line, offset, lines in line_chunks(path, CHUNK_BYTES):
-        raw = b"".join(lines)
-        if has_bare_cr(raw):
-            for line_number, record in iter_jsonl(path, offset, first_line):
+    for chunk in jsonl_chunks(path, CHUNK_BYTES, accept=_exact_integers):
+        if chunk.records is None:
+            for line_number, record in chunk.strict:
                 where = Provenance(path, line_number)
                 validate(record, "counts", where)
                 yield where, record
-            return
-        records = fast_loads_lines(lines, raw)
-        if records is None or not _exact_integers(records):
-            for line_number, record in strict_lines(path, first_line, lines):
-                where = Provenance(path, line_number)
-                validate(record, "counts", where)
-                yield where, record
-            continue
-        yield from _validated(records, _lines(path, first_line))
+        else:
+            yield from _validated(chunk.records, _lines(path, chunk.first_line))
 
 
 def _lines(path: str, first_line: int) -> Callable[[int], Provenance]:

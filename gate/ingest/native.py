@@ -20,10 +20,8 @@ from typing import Any
 from gate.errors import Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import (
-    fast_loads_lines,
-    has_bare_cr,
     iter_jsonl,
-    line_chunks,
+    jsonl_chunks,
     load_bytes,
     load_file,
     pointer,
@@ -129,19 +127,14 @@ def _collector_paused() -> Iterator[None]:
 def _read_jsonl(path: str, options: IngestOptions) -> Iterator[Record | TrialBatch]:
     default_suite = options.suite or DEFAULT_SUITE
     with _collector_paused():
-        for first_line, offset, lines in line_chunks(path, CHUNK_BYTES):
-            raw = b"".join(lines)
-            if has_bare_cr(raw):
-                # Text mode ends lines at a bare \r too; number them as it does from here on.
-                for line_number, record in iter_jsonl(path, offset, first_line):
+        for chunk in jsonl_chunks(path, CHUNK_BYTES):
+            if chunk.records is None:
+                for line_number, record in chunk.strict:
                     yield from _strict_record(record, Provenance(path, line_number), default_suite)
-                return
-            records = fast_loads_lines(lines, raw)
-            if records is None:
-                for line_number, record in strict_lines(path, first_line, lines):
-                    yield from _strict_record(record, Provenance(path, line_number), default_suite)
-                continue
-            yield from _reduce_chunk(path, first_line, lines, records, default_suite)
+            else:
+                yield from _reduce_chunk(
+                    path, chunk.first_line, chunk.lines, chunk.records, default_suite
+                )
 
 
 def _reduce_chunk(

@@ -35,7 +35,8 @@ def test_streamed_table_and_scores_equal_the_strict_reading(
         strict_chunks.append(first)
         return strict_lines(path, first, lines)
 
-    monkeypatch.setattr(native, "strict_lines", counted)
+    monkeypatch.setattr(native, "strict_lines", counted)  # one invalid line's fallback
+    monkeypatch.setattr(_json, "strict_lines", counted)  # a whole chunk's fallback
     fast, _ = load([str(p) for p in paths])
     assert strict_chunks == []  # every chunk took the fast path
     slow = strict_table(paths)
