@@ -98,10 +98,14 @@ def finite_number(value: Any, where: Provenance, field: str) -> float:
         raise InputError(
             f"{field} is not a number", where, expected="a number", found=repr(value)
         ) from None
+    except OverflowError:  # an integer past the float range: as infinite as 1e400
+        number = math.inf
+    return _finite(number, where, field, found=repr(value))
+
+
+def _finite(number: float, where: Provenance, field: str, found: str) -> float:
     if not math.isfinite(number):
-        raise InputError(
-            f"{field} is not finite", where, expected="a finite number", found=repr(value)
-        )
+        raise InputError(f"{field} is not finite", where, expected="a finite number", found=found)
     return number
 
 
@@ -159,12 +163,11 @@ def json_number(value: Any, where: Provenance, field: str) -> float:
         raise InputError(
             f"{field} is not a number", where, expected="a JSON number", found=json_found(value)
         )
-    number = float(value)
-    if not math.isfinite(number):
-        raise InputError(
-            f"{field} is not finite", where, expected="a finite number", found=json_found(value)
-        )
-    return number
+    try:
+        number = float(value)
+    except OverflowError:  # an integer literal past the float range: as infinite as 1e400
+        number = math.inf
+    return _finite(number, where, field, found=json_found(value))
 
 
 def json_unit_score(value: Any, where: Provenance, field: str) -> float:
@@ -175,7 +178,9 @@ def json_unit_score(value: Any, where: Provenance, field: str) -> float:
 def json_index(value: Any, where: Provenance, field: str = "trial") -> int:
     """A 0-based trial index: a JSON integer ≥ 0 (``3.0`` is accepted, ``"3"`` is not)."""
     number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
-    if number is None or not (math.isfinite(number) and number == int(number) and number >= 0):
+    # is_integer() is False for inf and nan; an int of any size is never turned into a float.
+    whole = isinstance(number, int) or (isinstance(number, float) and number.is_integer())
+    if number is None or not whole or number < 0:
         raise InputError(
             f"{field} is not a trial index",
             where,
@@ -195,13 +200,13 @@ def trial_index(value: Any, where: Provenance, field: str = "trial") -> int:
     if isinstance(value, bool):
         raise InputError(f"{field} is not an integer", where, found=repr(value))
     if isinstance(value, int):
-        number: float = value
+        number: float = value if value >= 0 else math.nan  # any size: never made a float
     else:
         try:
             number = float(str(value).strip())
         except ValueError:
             number = math.nan
-    if not (math.isfinite(number) and number == int(number) and number >= 0):
+    if isinstance(number, float) and not (number.is_integer() and number >= 0):
         raise InputError(
             f"{field} is not a trial index", where, expected="an integer ≥ 0", found=repr(value)
         )

@@ -111,3 +111,19 @@ def test_jsonl_map_typo_is_caught(tmp_path: Path) -> None:
         )
     with pytest.raises(InputError, match=r"t\.jsonl:1: no stimulus in column 'stimulus'"):
         load_one(path, format="jsonl")
+
+
+def test_a_huge_integer_trial_index_is_an_index_and_a_negative_one_is_refused() -> None:
+    from gate.errors import Provenance
+    from gate.ingest.tabular import json_index, trial_index
+
+    where = Provenance("x.json")
+    assert json_index(10**400, where) == 10**400  # never turned into a float
+    assert trial_index(10**400, where) == 10**400
+    assert json_index(3.0, where) == 3
+    for bad in (-1, 2.5, float("inf"), "3", True):
+        with pytest.raises(InputError, match=r"is not a trial index|is not an integer"):
+            json_index(bad, where)
+    for bad in (-1, "2.5", "1e400", True):
+        with pytest.raises(InputError, match=r"is not a trial index|is not an integer"):
+            trial_index(bad, where)

@@ -153,3 +153,11 @@ def test_the_same_tau_bench_run_twice_is_a_duplicate(airline: Path, tmp_path: Pa
 
     with pytest.raises(InputError, match=r"appears twice: first at .*gpt-4o-airline.* at /0"):
         load([str(airline), str(copy)])
+
+
+def test_an_integer_past_the_float_range_is_refused_not_a_traceback(tmp_path: Path) -> None:
+    # The strict parser keeps 10**400 as a Python int; float() of it overflows.
+    path = tmp_path / "huge.json"
+    path.write_text('[{"task_id": 0, "trial": 0, "reward": 1' + "0" * 400 + "}]")
+    with pytest.raises(InputError, match=r"huge\.json at /0: reward is not finite"):
+        load_one(path, format="tau-bench")
