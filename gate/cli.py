@@ -1,6 +1,7 @@
 """The ``eval-gate`` command line: a thin shell over :mod:`gate.pipeline`.
 
-Exit codes: 0 every gate passed, 1 a gate failed, 2 bad input, configuration or usage.
+Exit codes: 0 every gate passed, 1 a gate failed, 2 bad input, configuration or usage,
+3 inconclusive (the data cannot decide yet; ``--on-inconclusive`` maps it to 0 or 1).
 """
 
 from __future__ import annotations
@@ -149,9 +150,20 @@ def main() -> None:
     help="Gate: the candidate is better than the baseline by at least this.",
 )
 @click.option(
+    "--detectable",
+    help="Regression gates: the margin that decides the other way (default: the gate's own "
+    "margin + 0.05): --max-regression passes once a drop beyond it is ruled out.",
+)
+@click.option(
+    "--on-inconclusive",
+    type=click.Choice(["inconclusive", "fail", "pass"]),
+    help="Exit code of an inconclusive verdict: inconclusive (3, default), fail (1) or pass (0).",
+)
+@click.option(
     "--bound",
-    type=click.Choice(["estimate", "lower", "upper"]),
-    help="Decide min gates on the point estimate or an interval bound.",
+    type=click.Choice(["estimate", "interval", "lower", "upper"]),
+    help="Decide gates on the point estimate (pass/fail, no error control) or their interval "
+    "(pass, fail or inconclusive; lower/upper name the bound that must clear the target).",
 )
 @click.option("--confidence", help="Level of every interval (default 0.95).")
 @click.option(
@@ -182,7 +194,8 @@ def check(
     """Score RESULTS (files or globs), check the gates and report.
 
     Prints the Markdown summary to stdout unless --summary names a file.
-    Exit 0 when every gate passes, 1 when one fails, 2 on bad input or config.
+    Exit 0 when every gate passes, 1 when one fails, 2 on bad input or config,
+    3 when the data cannot decide a gate yet (inconclusive).
     """
     from gate.pipeline import request_from_options, run_check
     from gate.report.json_report import build_report, write_json
@@ -214,8 +227,9 @@ def check(
     except EvalGateError as error:
         raise BadInput(str(error)) from None
     click.echo(
-        f"eval-gate: {outcome.verdict.upper()} ({len(outcome.failed_gates)} of "
-        f"{len(outcome.gates)} gates failed)",
+        f"eval-gate: {outcome.verdict.upper()} ({len(outcome.failed_gates)} failed, "
+        f"{len(outcome.inconclusive_gates)} inconclusive, of {len(outcome.gates)} gates); "
+        f"exit code {outcome.exit_code}",
         err=True,
     )
     sys.exit(outcome.exit_code)

@@ -17,6 +17,18 @@ from gate.schemas import validate
 DEFAULT_CONFIG_FILE = ".eval-gate.yml"
 Bound = Literal["estimate", "lower", "upper"]
 Scope = Literal["suite", "stimuli"]
+OnInconclusive = Literal["inconclusive", "fail", "pass"]
+ON_INCONCLUSIVE: tuple[OnInconclusive, ...] = ("inconclusive", "fail", "pass")
+#: a regression gate's detectable margin D, beyond its own margin, when not configured:
+#: at 50 stimuli × 5 trials SE(Δ) ≈ 0.037, so D = δ + 0.05 passes an unchanged agent about
+#: 85% of the time and a 15-point drop under 1% (docs/regression.md, tests/compare).
+DETECTABLE_SLACK = 0.05
+#: per stimulus a drop is measured on one stimulus's trials only: with 10 trials per side a
+#: stimulus that always passes rules out a 21-point drop, while 5 points would need 52.
+DETECTABLE_STIMULUS = 0.25
+#: the gate a run gets when none is configured: reference 001's "is this reliable for CI?"
+#: threshold on the suite pass rate, decided on its interval like any honest gate.
+DEFAULT_GATE_TARGET = 0.7
 
 #: gate kind → (metric it reads, "min" or "max" target, default scope)
 GATE_KINDS: dict[str, tuple[str, str, Scope]] = {
@@ -48,6 +60,8 @@ OVERRIDE_NAMES = (
     "errors",
     "max_regression",
     "min_improvement",
+    "detectable",
+    "on_inconclusive",
 )
 
 
@@ -65,6 +79,15 @@ class GateSpec:
     estimator: Literal["unbiased", "plugin"] = "unbiased"
     #: level of the interval or bound this gate decides on; ``None``: the configuration's.
     confidence: float | None = None
+    #: regression gates: the margin D that decides the other outcome (see docs/regression.md).
+    detectable: float | None = None
+    #: the gate was not configured: the run got it because no gate was.
+    default: bool = False
+
+    @property
+    def direction(self) -> Literal["min", "max"]:
+        """Whether the target is a minimum or a maximum."""
+        return "min" if GATE_KINDS[self.kind][1] == "min" else "max"
 
 
 @dataclass(frozen=True)
@@ -78,6 +101,8 @@ class GateConfig:
     bound: Bound = "estimate"
     gates: tuple[GateSpec, ...] = ()
     source: str | None = None
+    #: what an inconclusive verdict exits with (the report still says inconclusive).
+    on_inconclusive: OnInconclusive = "inconclusive"
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -159,14 +184,18 @@ def _specs(kind: str, value: Any, defaults: GateConfig, where: str) -> list[Gate
         chosen_metric = entry.get("metric", metric)
         default_bound = defaults.bound if chosen_metric in INTERVAL_METRICS else "estimate"
         if kind in REGRESSION_KINDS:
-            # These gates always decide on the one-sided bound of the paired difference.
-            fixed: Bound = "upper" if kind == "max_regression" else "lower"
-            if entry.get("bound", fixed) != fixed:
+            # These gates always decide on the one-sided bounds of the paired difference.
+            if entry.get("bound", "interval") not in ("interval", "lower", "upper"):
                 raise ConfigError(
-                    f"{where}: gate {kind} always decides on the {fixed} one-sided bound of "
-                    f"the paired difference Δ; remove bound: {entry['bound']}"
+                    f"{where}: gate {kind} always decides on the one-sided bounds of the "
+                    f"paired difference Δ; remove bound: {entry['bound']}"
                 )
-            entry["bound"] = default_bound = fixed
+            entry["bound"] = default_bound = "upper" if kind == "max_regression" else "lower"
+        elif "detectable" in entry:
+            raise ConfigError(
+                f"{where}: gate {kind} takes no detectable margin (only max_regression and "
+                "min_improvement do)"
+            )
         spec = GateSpec(
             kind=kind,
             target=target,
@@ -174,13 +203,55 @@ def _specs(kind: str, value: Any, defaults: GateConfig, where: str) -> list[Gate
             k=_integer(entry.get("k"), f"gate {kind} k", where),
             scope=entry.get("scope", scope),
             tag=entry.get("tag"),
-            bound=entry.get("bound", default_bound if direction == "min" else "estimate"),
+            bound=_interval_bound(
+                kind,
+                direction,
+                entry.get("bound", default_bound if direction == "min" else "estimate"),
+                where,
+            ),
             estimator=entry.get("estimator", "unbiased"),
             confidence=confidence,
         )
+        if kind in REGRESSION_KINDS:
+            spec = replace(spec, detectable=_detectable(spec, entry.get("detectable"), where))
         _check_spec(spec, where)
         specs.append(spec)
     return specs
+
+
+def _interval_bound(kind: str, direction: str, bound: str, where: str) -> Bound:
+    """``interval`` as the bound that must clear the target: ``lower`` for a min, ``upper`` for
+    a max. The opposite bound used to pass whatever the data could not decide; gates now say
+    "inconclusive" there, and ``on_inconclusive: pass`` is how a team asks for that."""
+    if kind in REGRESSION_KINDS:
+        return "upper" if kind == "max_regression" else "lower"
+    if bound == "estimate" or kind in ("max_flakiness", "max_ci_half_width"):
+        return bound  # type: ignore[return-value]  # _check_spec refuses a bound there
+    wanted: Bound = "lower" if direction == "min" else "upper"
+    if bound not in ("interval", wanted):
+        raise ConfigError(
+            f"{where}: gate {kind} takes bound: {wanted} (or interval), not {bound}: a {direction} "
+            f"gate passes when its {wanted} bound clears the target and fails when the other "
+            "bound misses it, otherwise it is inconclusive; to let undecided runs pass, set "
+            "on_inconclusive: pass"
+        )
+    return wanted
+
+
+def _detectable(spec: GateSpec, given: Any, where: str) -> float:
+    """The regression gate's margin D that decides the outcome opposite to its claim."""
+    if given is None:
+        slack = DETECTABLE_STIMULUS if spec.scope == "stimuli" else DETECTABLE_SLACK
+        # rounded: 0.1 + 0.05 is 0.15 here, not 0.15000000000000002
+        return min(1.0, round(spec.target + slack, 12))
+    value = _finite(given, f"gate {spec.kind} detectable", where)
+    if not spec.target <= value <= 1.0:
+        what = "harm margin max" if spec.kind == "max_regression" else "claimed gain min"
+        raise ConfigError(
+            f"{where}: gate {spec.kind} detectable {value:g} must lie between its {what} "
+            f"({spec.target:g}) and 1"
+        )
+    return value
 
 
 def _check_spec(spec: GateSpec, where: str) -> None:
@@ -232,7 +303,7 @@ def _check_spec(spec: GateSpec, where: str) -> None:
     ):
         raise ConfigError(
             f"{where}: gate {spec.kind} decides on the point estimate, so confidence has no "
-            "effect; give bound: lower or upper, or remove confidence"
+            "effect; give bound: interval, or remove confidence"
         )
 
 
@@ -251,11 +322,20 @@ def build_config(data: Mapping[str, Any], source: str | None = None) -> GateConf
         errors=data.get("errors", "fail"),
         bound=data.get("bound", "estimate"),
         source=source,
+        on_inconclusive=data.get("on_inconclusive", "inconclusive"),
     )
     specs: list[GateSpec] = []
     for kind, value in (data.get("gates") or {}).items():
         specs.extend(_specs(kind, value, base, where))
+    if not specs:
+        # Nothing passes by default: a run with no configured gate gets one.
+        specs.insert(0, default_gate())
     return replace(base, gates=tuple(specs))
+
+
+def default_gate() -> GateSpec:
+    """The gate of a run that configures none: suite pass rate ≥ 0.7, decided on its interval."""
+    return GateSpec("pass_rate", DEFAULT_GATE_TARGET, "pass_rate", bound="lower", default=True)
 
 
 def _number(name: str, text: str, *, integer: bool = False) -> float:
@@ -337,7 +417,7 @@ def _load_config(path: str | None, overrides: Mapping[str, str | None]) -> GateC
             data[name] = _number(name, str(given[name]))
     if "k" in given:
         data["k"] = int(_number("k", str(given["k"]), integer=True))
-    for name in ("interval", "errors", "bound"):
+    for name in ("interval", "errors", "bound", "on_inconclusive"):
         if name in given:
             data[name] = given[name]
     gates = dict(data.get("gates") or {})
@@ -353,6 +433,16 @@ def _load_config(path: str | None, overrides: Mapping[str, str | None]) -> GateC
     ):
         if option in given:
             gates[kind] = _number(option, str(given[option]))
+            if kind in REGRESSION_KINDS and "detectable" in given:
+                gates[kind] = {
+                    "max" if kind == "max_regression" else "min": gates[kind],
+                    "detectable": _number("detectable", str(given["detectable"])),
+                }
+    if "detectable" in given and not any(o in given for o in ("max_regression", "min_improvement")):
+        raise ConfigError(
+            "option detectable: applies to --max-regression or --min-improvement; give one "
+            "(or set detectable on the gate in the configuration file)"
+        )
     if gates:
         data["gates"] = gates
     try:

@@ -1,190 +1,319 @@
-"""Gates: configured targets checked against the suite's scores, one verdict each."""
+"""Gates: the configuration's targets decided on the suite's numbers, one decision each.
+
+Every gate kind returns the same :class:`GateDecision`: an outcome (``pass``,
+``fail`` or ``inconclusive``), the value, the bounds it was decided on, the
+target, and advice (how much more data would decide an inconclusive gate). The
+rules themselves are the pure, vectorised ones of :mod:`gate.metrics.decision`,
+so the verdict and the simulations behind the advice apply the same rule.
+
+- A gate on an interval (``bound: lower``/``upper``/``interval``) passes when the
+  interval clears the target, fails when it misses it, and is otherwise
+  inconclusive (statistics.md §8).
+- A gate on the point estimate (``bound: estimate``) passes or fails; it has no
+  error control, and the report says so.
+- ``max_ci_half_width`` passes when the interval is narrow enough, else it is
+  inconclusive: the data are not yet precise enough.
+- Regression gates compare with a baseline (:mod:`gate.compare`): fail when a
+  drop beyond δ is shown, pass when a drop beyond the detectable margin D is
+  ruled out, otherwise inconclusive (``min_improvement`` mirrors it).
+- A run in which every counted trial errored cannot pass, whatever is configured.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal, cast
 
 import numpy as np
 
-from gate.compare import Comparison, GateDecision, StimulusCounts, compare
-from gate.compare import Metric as CompareMetric
-from gate.config import GATE_KINDS, REGRESSION_KINDS, GateConfig, GateSpec
+from gate.compare import Comparison, StimulusCounts, compare
+from gate.config import GATE_KINDS, INTERVAL_METRICS, REGRESSION_KINDS, GateConfig, GateSpec
 from gate.errors import ConfigError
-from gate.metrics import Interval
-from gate.scoring import Metric, MetricValues, SuiteScore, metric_values
+from gate.metrics.decision import (
+    FAIL,
+    INCONCLUSIVE,
+    OUTCOMES,
+    IntervalRule,
+    PairedRule,
+    PointRule,
+    PrecisionRule,
+    more_stimuli,
+    more_trials,
+    more_trials_paired,
+    stimulus_bounds,
+    stimulus_estimates,
+    stimulus_more_trials,
+)
+from gate.scoring import Metric, SuiteScore, metric_values
 
-Direction = Literal[">=", "<="]
+Outcome = Literal["pass", "fail", "inconclusive"]
+Basis = Literal["interval", "point estimate", "precision", "paired test", "every trial errored"]
+#: the pseudo-kind of the check that a run in which every trial errored cannot pass.
+COMPLETED_TRIALS = "completed_trials"
 
 
 @dataclass(frozen=True)
-class GateResult:
-    """The verdict of one gate; ``subject`` is the suite, or the worst stimulus (scope stimuli)."""
+class Advice:
+    """What would decide an inconclusive gate, at the current estimates (≥ 80% probability).
 
-    name: str
-    kind: str
-    passed: bool
-    value: float | None
-    target: float
-    comparison: Direction
-    scope: str
-    tag: str | None
-    bound: str
-    subject: str
-    failing: tuple[str, ...]
-    explanation: str
-    #: level of the interval or bound the gate decided on (``None``: the point estimate).
-    confidence: float | None = None
-
-
-def metric_label(metric: str, k: int, estimator: str = "unbiased") -> str:
-    """How a metric is named in reports: ``pass^3``, ``pass@3``, ``pass rate``…"""
-    if metric == "pass_hat_k":
-        return f"pass^{k}" + (" (plug-in)" if estimator == "plugin" else "")
-    if metric == "pass_at_k":
-        return f"pass@{k}"
-    return {"pass_rate": "pass rate", "score": "suite score", "flakiness": "flakiness %"}[metric]
-
-
-def _describe(spec: GateSpec, k: int, confidence: float) -> str:
-    metric = metric_label(spec.metric, k, spec.estimator)
-    where = "suite" if spec.scope == "suite" else "every stimulus"
-    if spec.tag:
-        where += f" tagged {spec.tag}"
-    if spec.kind == "max_ci_half_width":
-        return f"{confidence:.0%} interval half-width of {metric} ≤ {spec.target:g} ({where})"
-    if spec.kind == "max_flakiness":
-        return f"flakiness ≤ {spec.target:g}% ({where})"
-    comparison = "≥" if GATE_KINDS[spec.kind][1] == "min" else "≤"
-    bound = "" if spec.bound == "estimate" else f", {spec.bound} {confidence:.0%} bound"
-    return f"{metric} {comparison} {spec.target:g} ({where}{bound})"
-
-
-def _decide_value(value: float, interval: Interval | None, bound: str, what: str) -> float:
-    """The number a gate compares with its target: the estimate, or a bound of its interval.
-
-    A per-stimulus pass@k / pass^k interval is the pass-rate interval mapped through
-    1-(1-p)^k or p^k: an interval for the latent value, which need not contain the
-    unbiased estimate (C(c,k)/C(n,k) is 0 whenever c < k, while L^k > 0). A lower-bound
-    gate therefore decides on min(lower bound, estimate), so it passes only when both
-    reach the target and is never more lenient than the estimate alone; min(L, ·) ≤ L is
-    still a valid lower confidence bound. An upper-bound gate mirrors this with max.
+    Attributes:
+        more_trials: Additional trials per stimulus (on both runs for a comparison).
+        more_stimuli: Paired stimuli needed in all, for a comparison (where trials
+            alone may not help).
+        stimuli: Per undecided stimulus of a per-stimulus gate, its additional trials
+            (``None``: more trials would not decide it within the search limit).
+        power: The probability the figures are stated at.
     """
-    if bound == "estimate":
-        return value
-    if interval is None:
-        raise ConfigError(f"{what} has no interval to take a {bound} bound from")
-    if float(interval.hi) - float(interval.lo) <= 0.0:
-        raise ConfigError(f"the interval of {what} has zero width; no gate decides on it")
-    if bound == "lower":
-        return min(float(interval.lo), value)
-    return max(float(interval.hi), value)
+
+    more_trials: int | None = None
+    more_stimuli: int | None = None
+    stimuli: tuple[tuple[str, int | None], ...] = ()
+    power: float = 0.8
 
 
-def _outside(value: float, interval: Interval | None) -> bool:
-    return interval is not None and not float(interval.lo) <= value <= float(interval.hi)
+@dataclass(frozen=True)
+class GateDecision:
+    """One gate's decision.
+
+    Attributes:
+        spec: The gate as configured (kind, metric, target, scope, tag, bound…).
+        outcome: ``"pass"``, ``"fail"`` or ``"inconclusive"``.
+        basis: What decided it: ``"interval"``, ``"point estimate"`` (no error
+            control), ``"precision"`` (interval half-width), ``"paired test"``
+            (regression gates) or ``"every trial errored"``.
+        value: The estimate the gate is about: the suite value, or the worst
+            stimulus's for ``scope: stimuli`` (the half-width for precision gates,
+            Δ for a comparison).
+        lower, upper: The bounds it was decided on (``None`` for point estimates).
+        confidence: Level of those bounds.
+        k: The k of pass@k / pass^k (``None`` where it does not apply).
+        method: The interval method or the test that produced the bounds.
+        subject: The suite, or the stimulus that ``value`` belongs to.
+        failing: Stimuli that fail a per-stimulus gate.
+        undecided: Stimuli that leave a per-stimulus gate inconclusive.
+        advice: For an inconclusive gate, what would decide it.
+        comparison: The baseline comparison behind a regression gate.
+        p_value: A regression gate's one-sided p-value at its own margin (the
+            smallest Holm-adjusted one per stimulus).
+        outside: Stimuli whose unbiased estimate lies outside the interval of the
+            latent value (the gate then decided on the estimate for them).
+    """
+
+    spec: GateSpec
+    outcome: Outcome
+    basis: Basis
+    value: float | None
+    lower: float | None
+    upper: float | None
+    confidence: float | None
+    k: int | None
+    method: str | None
+    subject: str
+    failing: tuple[str, ...] = ()
+    undecided: tuple[str, ...] = ()
+    advice: Advice = field(default_factory=Advice)
+    comparison: Comparison | None = None
+    p_value: float | None = None
+    outside: int = 0
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "pass"
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    @property
+    def target(self) -> float:
+        return self.spec.target
+
+    @property
+    def direction(self) -> Literal["min", "max"]:
+        return self.spec.direction
+
+    @property
+    def scope(self) -> str:
+        return self.spec.scope
+
+    @property
+    def tag(self) -> str | None:
+        return self.spec.tag
 
 
-def _half_width(interval: Interval | None, what: str) -> float:
-    if interval is None:
-        raise ConfigError(f"{what} has no interval")
-    return (float(interval.hi) - float(interval.lo)) / 2.0
+def verdict_of(decisions: Sequence[GateDecision]) -> Outcome:
+    """The run's verdict: fail if any gate fails, else inconclusive if any is, else pass."""
+    outcomes = {d.outcome for d in decisions}
+    if "fail" in outcomes:
+        return "fail"
+    return "inconclusive" if "inconclusive" in outcomes else "pass"
 
 
-def evaluate_gate(spec: GateSpec, suite: SuiteScore) -> GateResult:
-    """Check one gate; :class:`ConfigError` when it cannot be evaluated on these results."""
-    k = spec.k if spec.k is not None else suite.k
-    metric = cast(Metric, "flakiness" if spec.kind == "max_flakiness" else spec.metric)
-    level = spec.confidence if spec.confidence is not None else suite.confidence
-    # metric_values computes its intervals at the suite's level; a gate with its own
-    # confidence gets them at that level instead (the counts are the same).
-    scored = suite if level == suite.confidence else replace(suite, confidence=level)
-    values: MetricValues = metric_values(
-        scored, metric, k=k, estimator=spec.estimator, tag=spec.tag
-    )
-    name = _describe(spec, k, level)
-    decided_level = level if spec.kind == "max_ci_half_width" or spec.bound != "estimate" else None
-    comparison: Direction = ">=" if GATE_KINDS[spec.kind][1] == "min" else "<="
+def _outcome(code: int) -> Outcome:
+    return cast(Outcome, OUTCOMES[int(code)])
 
-    def ok(value: float) -> bool:
-        # A tiny tolerance so that 0.7 computed as 0.7000000000000001 - ε still meets 0.7.
-        return value >= spec.target - 1e-12 if comparison == ">=" else value <= spec.target + 1e-12
 
+def _chosen(suite: SuiteScore, tag: str | None) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    n, c, chosen = suite.counts(tag)
+    if not chosen:
+        raise ConfigError(f"no stimulus carries the tag {tag!r}")
+    return n, c, [s.name for s in chosen]
+
+
+def _check_k(suite: SuiteScore, spec: GateSpec, k: int, tag: str | None) -> None:
+    if spec.metric not in ("pass_at_k", "pass_hat_k"):
+        return
+    too_few = [s for s in suite.stimuli if (tag is None or tag in s.tags) and s.trials < k]
+    if too_few:
+        raise ConfigError(
+            f"a gate needs k = {k} but stimulus {too_few[0].name!r} has only "
+            f"{too_few[0].trials} counted trial(s); it cannot be evaluated"
+        )
+
+
+_MAPPED = {
+    "pass_rate": "",
+    "pass_at_k": ", mapped through 1-(1-p)^k",
+    "pass_hat_k": ", mapped through p^k",
+}
+
+
+def _interval_label(method: str, spec: GateSpec, n: np.ndarray, k: int) -> str:
+    """How the bounds were computed, as the suite's own interval labels say it."""
     if spec.scope == "suite":
-        if spec.kind == "max_ci_half_width":
-            value = _half_width(values.suite_interval, name)
-        else:
-            value = _decide_value(values.suite_value, values.suite_interval, spec.bound, name)
-        passed = ok(value)
-        explanation = f"{value:.4g} {comparison} {spec.target:g}: {'met' if passed else 'not met'}"
-        return GateResult(
-            name,
-            spec.kind,
-            passed,
-            value,
-            spec.target,
-            comparison,
-            spec.scope,
-            spec.tag,
-            spec.bound,
-            suite.name,
-            (),
-            explanation,
-            decided_level,
-        )
+        n_eff = n.size * int(np.min(n)) / (1 if spec.metric == "pass_rate" else k)
+        return f"{method} at the suite estimate, n_eff = M·min(nᵢ)/k = {n_eff:.4g}"
+    return f"{method}{_MAPPED[spec.metric]}"
 
-    per_stimulus: list[float] = []
+
+def _count_metric(spec: GateSpec) -> Literal["pass_rate", "pass_at_k", "pass_hat_k"]:
+    return cast(Literal["pass_rate", "pass_at_k", "pass_hat_k"], spec.metric)
+
+
+def _worst_name(names: Sequence[str], values: np.ndarray, direction: str) -> str:
+    return names[int(np.argmin(values) if direction == "min" else np.argmax(values))]
+
+
+def _interval_gate(spec: GateSpec, suite: SuiteScore, k: int, level: float) -> GateDecision:
+    n, c, names = _chosen(suite, spec.tag)
+    metric = _count_metric(spec)
+    rule = IntervalRule(
+        metric, k, spec.target, spec.direction, level, suite.interval_method, spec.scope
+    )
+    result = rule.evaluate(n, c)
+    outcome = _outcome(result.outcome[0])
+    advice = Advice()
+    failing: tuple[str, ...] = ()
+    undecided: tuple[str, ...] = ()
+    subject = suite.name
     outside = 0
-    for i, stimulus in enumerate(values.stimuli):
-        interval = values.intervals[i] if values.intervals else None
-        what = f"{name} for {stimulus.name!r}"
-        if spec.kind == "max_ci_half_width":
-            per_stimulus.append(_half_width(interval, what))
-        else:
-            estimate = float(values.values[i])
-            per_stimulus.append(_decide_value(estimate, interval, spec.bound, what))
-            outside += spec.bound != "estimate" and _outside(estimate, interval)
-    array = np.array(per_stimulus)
-    worst = int(np.argmin(array) if comparison == ">=" else np.argmax(array))
-    failing = tuple(s.name for s, v in zip(values.stimuli, per_stimulus, strict=True) if not ok(v))
-    passed = not failing
-    value = float(array[worst])
-    explanation = (
-        f"all {len(per_stimulus)} stimuli meet it"
-        if passed
-        else f"{len(failing)} of {len(per_stimulus)} stimuli miss it; worst "
-        f"{values.stimuli[worst].name!r} at {value:.4g}"
-    )
-    if outside:
-        explanation += (
-            f" ({outside} stimuli have an unbiased estimate outside the interval of the latent "
-            f"value; there the gate decided on the estimate)"
-        )
-    return GateResult(
-        name,
-        spec.kind,
-        passed,
-        value,
-        spec.target,
-        comparison,
-        spec.scope,
-        spec.tag,
-        spec.bound,
-        values.stimuli[worst].name,
-        failing,
-        explanation,
-        decided_level,
+    if result.stimuli is not None:
+        codes = result.stimuli[0]
+        failing = tuple(x for x, code in zip(names, codes, strict=True) if code == FAIL)
+        undecided = tuple(x for x, code in zip(names, codes, strict=True) if code == INCONCLUSIVE)
+        estimates = stimulus_estimates(metric, n, c, k)
+        subject = _worst_name(names, estimates, spec.direction)
+        lo, hi = stimulus_bounds(metric, n, c, k, level, suite.interval_method)
+        outside = int(np.count_nonzero((estimates < lo) | (estimates > hi)))
+    if outcome == "inconclusive":
+        per: tuple[tuple[str, int | None], ...] = ()
+        if result.stimuli is not None:
+            each = stimulus_more_trials(rule, n, c)
+            per = tuple((x, m) for x, m in zip(names, each, strict=True) if x in undecided)
+        advice = Advice(more_trials=more_trials(rule, n, c), stimuli=per)
+    return GateDecision(
+        spec=spec,
+        outcome=outcome,
+        basis="interval",
+        value=float(result.value[0]),
+        lower=float(result.lower[0]),
+        upper=float(result.upper[0]),
+        confidence=level,
+        k=k if metric != "pass_rate" else None,
+        method=_interval_label(suite.interval_method, spec, n, k),
+        subject=subject,
+        failing=failing,
+        undecided=undecided,
+        advice=advice,
+        outside=outside,
     )
 
 
-def evaluate_gates(config: GateConfig, suite: SuiteScore) -> list[GateResult]:
-    """Every configured gate in configuration order (regression gates are handled elsewhere)."""
-    return [evaluate_gate(g, suite) for g in config.gates if g.kind not in REGRESSION_KINDS]
+def _precision_gate(spec: GateSpec, suite: SuiteScore, k: int, level: float) -> GateDecision:
+    n, c, names = _chosen(suite, spec.tag)
+    metric = _count_metric(spec)
+    rule = PrecisionRule(metric, k, spec.target, level, suite.interval_method, spec.scope)
+    result = rule.evaluate(n, c)
+    outcome = _outcome(result.outcome[0])
+    undecided: tuple[str, ...] = ()
+    subject = suite.name
+    if result.stimuli is not None:
+        codes = result.stimuli[0]
+        undecided = tuple(x for x, code in zip(names, codes, strict=True) if code == INCONCLUSIVE)
+        lo, hi = stimulus_bounds(metric, n, c, k, level, suite.interval_method)
+        subject = _worst_name(names, hi - lo, "max")
+    advice = Advice(more_trials=more_trials(rule, n, c)) if outcome == "inconclusive" else Advice()
+    return GateDecision(
+        spec=spec,
+        outcome=outcome,
+        basis="precision",
+        value=float(result.value[0]),
+        lower=float(result.lower[0]),
+        upper=float(result.upper[0]),
+        confidence=level,
+        k=k if metric != "pass_rate" else None,
+        method=_interval_label(suite.interval_method, spec, n, k),
+        subject=subject,
+        undecided=undecided,
+        advice=advice,
+    )
 
 
-def failed(results: Sequence[GateResult]) -> list[GateResult]:
-    return [r for r in results if not r.passed]
+def _point_gate(spec: GateSpec, suite: SuiteScore, k: int) -> GateDecision:
+    metric = cast(Metric, "flakiness" if spec.kind == "max_flakiness" else spec.metric)
+    values = metric_values(suite, metric, k=k, estimator=spec.estimator, tag=spec.tag)
+    rule = PointRule(metric, k, spec.target, spec.direction, spec.scope)
+    result = rule.decide_values(values.values)
+    names = [s.name for s in values.stimuli]
+    failing: tuple[str, ...] = ()
+    subject = suite.name
+    if result.stimuli is not None:
+        codes = result.stimuli[0]
+        failing = tuple(x for x, code in zip(names, codes, strict=True) if code == FAIL)
+        subject = _worst_name(names, values.values, spec.direction)
+    return GateDecision(
+        spec=spec,
+        outcome=_outcome(result.outcome[0]),
+        basis="point estimate",
+        value=float(result.value[0]),
+        lower=None,
+        upper=None,
+        confidence=None,
+        k=k if spec.metric in ("pass_at_k", "pass_hat_k") else None,
+        method=None,
+        subject=subject,
+        failing=failing,
+    )
+
+
+def decide_gate(spec: GateSpec, suite: SuiteScore) -> GateDecision:
+    """Decide one gate on the results alone; :class:`ConfigError` when it cannot be evaluated."""
+    if spec.kind in REGRESSION_KINDS:
+        raise ValueError("regression gates are decided by decide_gates, with the baseline")
+    k = spec.k if spec.k is not None else suite.k
+    level = spec.confidence if spec.confidence is not None else suite.confidence
+    _check_k(suite, spec, k, spec.tag)
+    if spec.kind == "max_ci_half_width":
+        return _precision_gate(spec, suite, k, level)
+    if spec.bound != "estimate" and spec.metric in INTERVAL_METRICS:
+        return _interval_gate(spec, suite, k, level)
+    if spec.tag is not None:
+        _chosen(suite, spec.tag)
+    return _point_gate(spec, suite, k)
+
+
+# --------------------------------------------------------------------------- baseline
 
 
 def counts_by_stimulus(
@@ -197,14 +326,8 @@ def counts_by_stimulus(
     counts = {}
     for s in suite.stimuli:
         key = f"{s.suite}/{s.name}" if qualified else s.name
-        if keep is not None and key not in keep:
-            continue
-        counts[key] = StimulusCounts(
-            s.trials,
-            s.passes,
-            tuple(letter == "P" for letter in s.outcomes) if s.outcomes else None,
-            s.aggregate_score,
-        )
+        if keep is None or key in keep:
+            counts[key] = StimulusCounts(s.trials, s.passes, s.aggregate_score)
     return counts
 
 
@@ -237,135 +360,167 @@ def _require_pairs(comparison: Comparison, what: str) -> None:
     first = comparison.excluded[0]
     raise ConfigError(
         f"{what} cannot be evaluated: all {len(comparison.excluded)} shared stimuli are left "
-        f"out of the paired test (e.g. {first.id!r}: {first.reason})"
+        f"out of the paired test (e.g. {first.id!r}: {first.describe(comparison.k)})"
     )
 
 
-GroupKey = tuple[str, int | None, str | None, float]
+ComparisonKey = tuple[str, int | None, str | None, float]
 
 
-def compare_with_baseline(
+def _comparisons(
     config: GateConfig, candidate: SuiteScore, baseline: SuiteScore
-) -> tuple[list[GateResult], list[Comparison]]:
-    """Run the paired comparison and turn its decisions into gates, one per configured gate.
-
-    Gates comparing the same metric (and k) on the same stimuli (tag) at the same
-    confidence share one comparison, which holds every one's decision. Without
-    regression gates the comparison still runs on the pass rate, for the report.
-
-    Raises :class:`ConfigError` when a comparison has no paired stimulus: no stimulus
-    in common, no stimulus with the gate's tag, or k above every stimulus's trials.
-    """
+) -> dict[ComparisonKey, Comparison]:
+    """One comparison per (metric, k, tag, level) the regression gates ask for; without
+    regression gates, the pass-rate comparison over every stimulus, for the report."""
     suites = {s.suite for s in candidate.stimuli} | {s.suite for s in baseline.stimuli}
     qualified = len(suites) > 1
-    specs = [g for g in config.gates if g.kind in REGRESSION_KINDS]
-    groups: dict[GroupKey, list[GateSpec]] = {}
-    for spec in specs:
-        level = spec.confidence if spec.confidence is not None else config.confidence
-        groups.setdefault((spec.metric, spec.k, spec.tag, level), []).append(spec)
-    if not groups:
-        groups[("pass_rate", None, None, config.confidence)] = []
-    results: list[tuple[int, GateResult]] = []
-    comparisons: list[Comparison] = []
-    for (metric, k, tag, level), group in groups.items():
+    keys: list[tuple[ComparisonKey, str]] = []
+    for spec in config.gates:
+        if spec.kind in REGRESSION_KINDS:
+            level = spec.confidence if spec.confidence is not None else config.confidence
+            keys.append(((spec.metric, spec.k, spec.tag, level), f"gate {spec.kind}"))
+    if not keys:
+        keys.append((("pass_rate", None, None, config.confidence), "the baseline comparison"))
+    found: dict[ComparisonKey, Comparison] = {}
+    for key, what in keys:
+        if key in found:
+            continue
+        metric, k, tag, level = key
         keep = None if tag is None else _tagged((candidate, baseline), tag, qualified)
-        what = f"gate {group[0].kind}" if group else "the baseline comparison"
         if keep is not None and not keep:
             raise ConfigError(
                 f"{what}: no stimulus carries the tag {tag!r} in the results or the baseline"
             )
-        suite_gates = [g for g in group if g.scope == "suite"]
         comparison = compare(
             counts_by_stimulus(baseline, qualified, keep),
             counts_by_stimulus(candidate, qualified, keep),
-            metric=cast(CompareMetric, metric),
+            metric=cast(Literal["pass_rate", "pass_hat_k", "score"], metric),
             k=k,
             confidence=level,
-            max_regression=[g.target for g in suite_gates if g.kind == "max_regression"],
-            min_improvement=[g.target for g in suite_gates if g.kind == "min_improvement"],
-            per_stimulus=any(g.scope == "stimuli" for g in group),
+            tag=tag,
         )
         _require_pairs(comparison, what)
-        if tag is not None:
-            comparison = replace(comparison, tag=tag)
-        comparisons.append(comparison)
-        decisions = {
-            name: [d for d in comparison.gates if d.name == name]
-            for name in ("max_regression", "min_improvement", "stimulus_regression")
-        }
-        used = {name: 0 for name in decisions}
-        for spec in group:
-            name = "stimulus_regression" if spec.scope == "stimuli" else spec.kind
-            decision = decisions[name][used[name]]
-            if name != "stimulus_regression":
-                used[name] += 1
-            result = _regression_result(comparison, decision, metric, tag, candidate.name)
-            results.append((specs.index(spec), result))
-    # in configuration order, whichever comparison decided them
-    return [r for _, r in sorted(results, key=lambda x: x[0])], comparisons
+        found[key] = comparison
+    return found
 
 
-def _regression_result(
-    comparison: Comparison, decision: GateDecision, metric: str, tag: str | None, subject: str
-) -> GateResult:
-    label = metric_label(metric, comparison.k or 1) if metric != "score" else "score"
-    level = f"{comparison.confidence:.0%}"
-    among = f"stimuli tagged {tag}, " if tag else ""
-    if decision.name == "max_regression":
-        name = (
-            f"no drop in {label} beyond {decision.threshold:g} vs baseline "
-            f"({among}upper {level} bound of Δ)"
-        )
-        return GateResult(
-            name,
-            "max_regression",
-            decision.passed,
-            decision.bound,
-            0.0 - decision.threshold,  # δ = 0 gives 0.0, not -0.0 ("≥ -0" in the report)
-            ">=",
-            "suite",
-            tag,
-            "upper",
-            subject,
-            (),
-            decision.sentence,
-            comparison.confidence,
-        )
-    if decision.name == "min_improvement":
-        name = (
-            f"{label} improves on baseline by more than {decision.threshold:g} "
-            f"({among}lower {level} bound of Δ)"
-        )
-        return GateResult(
-            name,
-            "min_improvement",
-            decision.passed,
-            decision.bound,
-            decision.threshold,
-            ">=",
-            "suite",
-            tag,
-            "lower",
-            subject,
-            (),
-            decision.sentence,
-            comparison.confidence,
-        )
-    where = f" tagged {tag}" if tag else ""
-    name = f"no stimulus{where} worse than baseline (Holm, family-wise {level})"
-    worst = min(comparison.rows, key=lambda r: r.p_holm, default=None)
-    return GateResult(
-        name,
-        "max_regression",
-        decision.passed,
-        decision.p_value,
-        decision.threshold,
-        ">=",
-        "stimuli",
-        tag,
-        "estimate",
-        worst.id if worst else subject,
-        comparison.regressed,
-        decision.sentence,
+def _regression_gate(spec: GateSpec, comparison: Comparison) -> GateDecision:
+    kind = cast(Literal["max_regression", "min_improvement"], spec.kind)
+    assert spec.detectable is not None
+    rule = PairedRule(
+        kind,
+        comparison.metric,
+        comparison.k or 1,
+        spec.target,
+        spec.detectable,
         comparison.confidence,
+        spec.scope,
     )
+    rows = comparison.rows
+    nb = np.array([r.baseline_counts.n for r in rows])
+    cb = np.array([r.baseline_counts.c for r in rows])
+    nc = np.array([r.candidate_counts.n for r in rows])
+    cc = np.array([r.candidate_counts.c for r in rows])
+    test = comparison.test
+    if spec.scope == "stimuli":
+        result = rule.evaluate_stimuli(nb, cb, nc, cc)
+        codes = result.stimuli[0] if result.stimuli is not None else np.zeros(0)
+        ids = [r.id for r in rows]
+        outcome = _outcome(result.outcome[0])
+        worst = min(rows, key=lambda r: r.p_holm)
+        advice = Advice()
+        if outcome == "inconclusive":
+            advice = Advice(more_trials=more_trials_paired(rule, nb, cb, nc, cc))
+        return GateDecision(
+            spec=spec,
+            outcome=outcome,
+            basis="paired test",
+            value=float(result.value[0]),
+            lower=float(result.lower[0]),
+            upper=float(result.upper[0]),
+            confidence=comparison.confidence,
+            k=comparison.k,
+            method="one-sided Fisher exact test per stimulus (Holm); Newcombe interval",
+            subject=worst.id,
+            failing=tuple(x for x, code in zip(ids, codes, strict=True) if code == FAIL),
+            undecided=tuple(x for x, code in zip(ids, codes, strict=True) if code == INCONCLUSIVE),
+            advice=advice,
+            comparison=comparison,
+            p_value=worst.p_holm,
+        )
+    outcome = _outcome(rule.decide_bounds([test.lower], [test.upper])[0])
+    advice = Advice()
+    if outcome == "inconclusive":
+        trials = None if comparison.metric == "score" else more_trials_paired(rule, nb, cb, nc, cc)
+        advice = Advice(more_trials=trials, more_stimuli=more_stimuli(rule, comparison.differences))
+    at_margin = comparison.test_at(
+        margin=spec.target if kind == "max_regression" else 0.0,
+        gain=spec.target if kind == "min_improvement" else 0.0,
+    )
+    return GateDecision(
+        spec=spec,
+        outcome=outcome,
+        basis="paired test",
+        value=test.delta,
+        lower=test.lower,
+        upper=test.upper,
+        confidence=comparison.confidence,
+        k=comparison.k,
+        method=test.method,
+        subject="",
+        advice=advice,
+        comparison=comparison,
+        p_value=at_margin.p_worse if kind == "max_regression" else at_margin.p_better,
+    )
+
+
+def _completed_trials(suite: SuiteScore) -> GateDecision | None:
+    """A run in which every counted trial errored measured nothing about the agent."""
+    if suite.trials == 0 or suite.errors < suite.trials:
+        return None
+    spec = GateSpec(COMPLETED_TRIALS, 0.0, "completed", default=True)
+    return GateDecision(
+        spec=spec,
+        outcome="fail",
+        basis="every trial errored",
+        value=0.0,
+        lower=None,
+        upper=None,
+        confidence=None,
+        k=None,
+        method=None,
+        subject=suite.name,
+    )
+
+
+def decide_gates(
+    config: GateConfig, suite: SuiteScore, baseline: SuiteScore | None = None
+) -> tuple[list[GateDecision], list[Comparison]]:
+    """Every configured gate, in configuration order, and the comparisons behind them.
+
+    Regression gates need ``baseline``; gates comparing the same metric (and k) on
+    the same stimuli (tag) at the same level share one comparison, which each
+    decision references. With a baseline and no regression gate, the pass-rate
+    comparison still runs, for the report.
+
+    Raises :class:`ConfigError` when a gate cannot be evaluated on these results (k
+    above a stimulus's trials, a tag no stimulus carries, no stimulus in common
+    with the baseline, a regression gate without a baseline).
+    """
+    regression = [g for g in config.gates if g.kind in REGRESSION_KINDS]
+    if regression and baseline is None:
+        raise ConfigError(f"gate {regression[0].kind} needs a baseline (--baseline FILES)")
+    comparisons = _comparisons(config, suite, baseline) if baseline is not None else {}
+    decisions: list[GateDecision] = []
+    for spec in config.gates:
+        if spec.kind in REGRESSION_KINDS:
+            level = spec.confidence if spec.confidence is not None else config.confidence
+            comparison = comparisons[(spec.metric, spec.k, spec.tag, level)]
+            decisions.append(_regression_gate(replace(spec, k=comparison.k), comparison))
+        else:
+            decisions.append(decide_gate(spec, suite))
+    completed = _completed_trials(suite)
+    if completed is not None:
+        decisions.append(completed)
+    assert all(d.kind in GATE_KINDS or d.kind == COMPLETED_TRIALS for d in decisions)
+    return decisions, list(comparisons.values())

@@ -9,14 +9,16 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from gate.compare import Comparison
-from gate.config import REGRESSION_KINDS, GateConfig, load_config
+from gate.config import GateConfig, load_config
 from gate.errors import ConfigError
-from gate.gates import GateResult, compare_with_baseline, evaluate_gates
+from gate.gates import GateDecision, Outcome, decide_gates, verdict_of
 from gate.ingest import IngestOptions, LoadedInput, load
 from gate.scoring import SuiteScore, score_table
+
+#: exit code of each verdict (0 pass, 1 fail, 3 inconclusive; 2 is bad input or config).
+EXIT_CODES: dict[str, int] = {"pass": 0, "fail": 1, "inconclusive": 3}
 
 
 @dataclass(frozen=True)
@@ -34,23 +36,36 @@ class CheckOutcome:
     """The result of a check: scores, gate verdicts and what was read."""
 
     suite: SuiteScore
-    gates: tuple[GateResult, ...]
+    gates: tuple[GateDecision, ...]
     inputs: tuple[LoadedInput, ...]
     config: GateConfig
     warnings: tuple[str, ...] = ()
     comparisons: tuple[Comparison, ...] = ()
 
     @property
-    def failed_gates(self) -> tuple[GateResult, ...]:
-        return tuple(g for g in self.gates if not g.passed)
+    def failed_gates(self) -> tuple[GateDecision, ...]:
+        return tuple(g for g in self.gates if g.outcome == "fail")
 
     @property
-    def verdict(self) -> Literal["pass", "fail"]:
-        return "fail" if self.failed_gates else "pass"
+    def inconclusive_gates(self) -> tuple[GateDecision, ...]:
+        return tuple(g for g in self.gates if g.outcome == "inconclusive")
+
+    @property
+    def verdict(self) -> Outcome:
+        """``fail`` if any gate fails, else ``inconclusive`` if any is, else ``pass``."""
+        return verdict_of(self.gates)
+
+    @property
+    def exit_outcome(self) -> Outcome:
+        """The verdict after the ``on_inconclusive`` policy: what the exit code says."""
+        if self.verdict == "inconclusive":
+            return self.config.on_inconclusive
+        return self.verdict
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.failed_gates else 0
+        """0 pass, 1 fail, 3 inconclusive (after ``on_inconclusive``)."""
+        return EXIT_CODES[self.exit_outcome]
 
     def headline(self) -> dict[str, str | int | float]:
         """The numbers worth an output variable or a badge."""
@@ -65,6 +80,7 @@ class CheckOutcome:
             "trials": s.trials,
             "flaky_stimuli": s.flaky_stimuli,
             "failed_gates": len(self.failed_gates),
+            "inconclusive_gates": len(self.inconclusive_gates),
         }
 
 
@@ -103,11 +119,7 @@ def run_check(request: CheckRequest) -> CheckOutcome:
         interval=config.interval,
         errors=config.errors,
     )
-    regression = [g for g in config.gates if g.kind in REGRESSION_KINDS]
-    if regression and not request.baseline:
-        raise ConfigError(f"gate {regression[0].kind} needs a baseline (--baseline FILES)")
-    gates = evaluate_gates(config, suite)
-    comparisons: list[Comparison] = []
+    baseline: SuiteScore | None = None
     if request.baseline:
         with warnings.catch_warnings(record=True) as caught_baseline:
             warnings.simplefilter("always")
@@ -119,16 +131,8 @@ def run_check(request: CheckRequest) -> CheckOutcome:
             interval=config.interval,
             errors=config.errors,
         )
-        regression_gates, comparisons = compare_with_baseline(config, suite, baseline)
-        gates.extend(regression_gates)
+    gates, comparisons = decide_gates(config, suite, baseline)
     notes = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
-    for comparison in comparisons:
-        notes.extend(comparison.notes)
-    if suite.not_scored:
-        notes.append(
-            f"{len(suite.not_scored)} stimulus(es) have no counted trial and are not scored: "
-            + ", ".join(suite.not_scored[:5])
-        )
     return CheckOutcome(
         suite, tuple(gates), tuple(inputs), config, tuple(notes), tuple(comparisons)
     )

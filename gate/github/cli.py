@@ -66,7 +66,7 @@ def _comment_plan(evaluation: Evaluation) -> str:
         return "no comment: no verdict"
     if inputs.comment == "off":
         return "no comment: comment is off"
-    if inputs.comment == "on-failure" and evaluation.verdict == "pass":
+    if inputs.comment == "on-failure" and evaluation.verdict == "pass":  # fail or inconclusive
         return "comment (on-failure): only an existing comment would be updated"
     return f"comment ({inputs.comment}, id {inputs.comment_id}): created or updated in place"
 

@@ -58,6 +58,7 @@ OUTPUT_NAMES = (
     "trials",
     "flaky_stimuli",
     "failed_gates",
+    "inconclusive_gates",
     "comment_url",
 )
 
@@ -68,7 +69,7 @@ class Evaluation:
 
     inputs: ActionInputs | None
     context: RunContext
-    verdict: str  # pass | fail | error
+    verdict: str  # pass | fail | inconclusive | error
     exit_code: int
     summary: str
     annotations: list[Annotation]
@@ -78,10 +79,10 @@ class Evaluation:
     notices: list[str] = field(default_factory=list)
 
 
-def _exit_code(verdict: str, inputs: ActionInputs | None) -> int:
+def _exit_code(code: int, inputs: ActionInputs | None) -> int:
+    """The check's exit code (0 pass, 1 fail, 2 error, 3 inconclusive) after ``fail_on``."""
     fail_on = inputs.fail_on if inputs else "gates"
-    code = {"pass": 0, "fail": 1, "error": 2}[verdict]
-    if fail_on == "never" or (fail_on == "errors" and code == 1):
+    if fail_on == "never" or (fail_on == "errors" and code in (1, 3)):
         return 0
     return code
 
@@ -142,7 +143,7 @@ def evaluate(env: Mapping[str, str], *, write_report: bool = True) -> Evaluation
             inputs,
             context,
             "error",
-            _exit_code("error", inputs),
+            _exit_code(2, inputs),
             error_summary(message),
             [Annotation("error", "eval-gate: bad input or configuration", message)],
             {name: "error" if name == "verdict" else "" for name in OUTPUT_NAMES},
@@ -155,7 +156,7 @@ def evaluate(env: Mapping[str, str], *, write_report: bool = True) -> Evaluation
         inputs,
         context,
         outcome.verdict,
-        _exit_code(outcome.verdict, inputs),
+        _exit_code(outcome.exit_code, inputs),
         summary,
         build_annotations(outcome),
         outputs,
@@ -190,7 +191,7 @@ def post_comment(
             evaluation.comment,
             mode=inputs.comment,
             comment_id=inputs.comment_id,
-            failed=evaluation.outcome.verdict == "fail",
+            failed=evaluation.outcome.verdict != "pass",
         )
     except ApiError as error:
         if pull is None:
@@ -282,8 +283,11 @@ def main(
             out.write(summary)  # `docker run` by hand: no runner to show a summary
     verdict = evaluation.verdict.upper()
     if evaluation.outcome is not None:
-        failed = len(evaluation.outcome.failed_gates)
-        log(f"{verdict} ({failed} of {len(evaluation.outcome.gates)} gates failed)")
+        outcome = evaluation.outcome
+        log(
+            f"{verdict} ({len(outcome.failed_gates)} failed, {len(outcome.inconclusive_gates)} "
+            f"inconclusive, of {len(outcome.gates)} gates)"
+        )
     else:
         log(f"{verdict}: {evaluation.annotations[0].message}")
     log(f"exit code {evaluation.exit_code} (fail_on: {inputs.fail_on if inputs else 'gates'})")

@@ -64,3 +64,17 @@ def stdtrit(df: npt.ArrayLike, p: npt.ArrayLike) -> Any:
     from scipy.special import stdtrit as function
 
     return function(df, p)
+
+
+def betainc(a: npt.ArrayLike, b: npt.ArrayLike, x: npt.ArrayLike) -> Any:
+    """``scipy.special.betainc``: the regularized incomplete beta ``I_x(a, b)``."""
+    from scipy.special import betainc as function
+
+    return function(a, b, x)
+
+
+def ndtr(x: npt.ArrayLike) -> Any:
+    """``scipy.special.ndtr``: the standard normal CDF."""
+    from scipy.special import ndtr as function
+
+    return function(x)

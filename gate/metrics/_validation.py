@@ -72,6 +72,13 @@ def _check_integral(array: npt.NDArray[Any], name: str) -> IntArray:
     return array.astype(np.int64, copy=False)
 
 
+def check_finite_values(values: Any, name: str) -> npt.NDArray[np.float64]:
+    """Numbers as a float array; NaN and infinity are refused, naming the first one."""
+    array = _numeric_array(values, name).astype(np.float64)
+    _check_finite(array, name)
+    return array
+
+
 def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
     """Return ``value`` as an ``int``; reject bools, fractions and NaN."""
     if isinstance(value, bool | np.bool_):

@@ -351,3 +351,35 @@ def suite_interval(
     lo, hi = _rate_bounds(np.array(value * n_eff), np.array(n_eff), level, method_name, 1.0, 1.0)
     label = f"{method_name} at the suite estimate, n_eff = M·min(nᵢ)/k = {n_eff:.4g}"
     return Interval(float(lo), float(hi), label, level)
+
+
+def rate_p_value(
+    c: Any, n: Any, p0: float, method: str = "wilson", alternative: str = "less"
+) -> FloatArray:
+    """One-sided p-value of the test each interval method inverts (provisional, lead's copy).
+
+    ``alternative="less"``: evidence that p < p0; ``"greater"``: that p > p0.
+    """
+    from gate.metrics._special import betainc, ndtr
+
+    c_arr = np.asarray(c, dtype=np.float64)
+    n_arr = np.asarray(n, dtype=np.float64)
+    p0 = float(p0)
+    if method in ("wilson", "wald"):
+        p0c = min(max(p0, 1e-300), 1.0 - 1e-16)
+        z = (c_arr / n_arr - p0c) / np.sqrt(p0c * (1.0 - p0c) / n_arr)
+        result = ndtr(z) if alternative == "less" else ndtr(-z)
+    elif method == "clopper-pearson":
+        # P(X ≤ c | p0) and P(X ≥ c | p0)
+        if alternative == "less":
+            tail = betainc(np.maximum(n_arr - c_arr, 1e-300), c_arr + 1.0, 1.0 - p0)
+            result = np.where(c_arr >= n_arr, 1.0, tail)
+        else:
+            tail = betainc(np.maximum(c_arr, 1e-300), n_arr - c_arr + 1.0, p0)
+            result = np.where(c_arr <= 0, 1.0, tail)
+    else:
+        a0 = 0.5 if method == "jeffreys" else 1.0
+        a, b = c_arr + a0, n_arr - c_arr + a0
+        below = betainc(a, b, p0)
+        result = 1.0 - below if alternative == "less" else below
+    return np.asarray(result, dtype=np.float64)

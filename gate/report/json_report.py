@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 from gate import __version__
 from gate.compare import Comparison
 from gate.fileio import atomic_write
+from gate.gates import GateDecision
 from gate.metrics import Interval
+from gate.report import wording
 from gate.scoring import PASS_AT_K_ESTIMATOR, PASS_HAT_K_ESTIMATOR, StimulusScore
 
 if TYPE_CHECKING:
@@ -74,31 +76,62 @@ def _stimulus(s: StimulusScore) -> dict[str, Any]:
     }
 
 
+def _optional(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else _number(value)
+
+
+def _gate(gate: GateDecision, comparisons: list[Comparison]) -> dict[str, Any]:
+    spec = gate.spec
+    sentence = wording.gate_sentence(gate)
+    return {
+        "name": wording.gate_name(gate),
+        "kind": gate.kind,
+        "metric": spec.metric,
+        "k": gate.k,
+        "decision": gate.outcome,
+        "passed": gate.passed,
+        "basis": gate.basis,
+        "value": _optional(gate.value),
+        "lower": _optional(gate.lower),
+        "upper": _optional(gate.upper),
+        "target": spec.target,
+        "comparison": ">=" if gate.direction == "min" else "<=",
+        "scope": gate.scope,
+        "tag": gate.tag,
+        "bound": spec.bound,
+        "confidence": gate.confidence,
+        "method": gate.method,
+        "default": spec.default,
+        "detectable": spec.detectable,
+        "p_value": _optional(gate.p_value),
+        "baseline_comparison": (
+            comparisons.index(gate.comparison) if gate.comparison is not None else None
+        ),
+        "subject": gate.subject,
+        "failing": list(gate.failing),
+        "undecided": list(gate.undecided),
+        "more_trials": gate.advice.more_trials,
+        "more_stimuli": gate.advice.more_stimuli,
+        "advice": wording.advice_sentence(gate),
+        "sentence": sentence,
+        "explanation": sentence,
+    }
+
+
 def build_report(outcome: CheckOutcome) -> dict[str, Any]:
     """The report as plain JSON data; stimuli in input order."""
     s = outcome.suite
+    comparisons = list(outcome.comparisons)
     return {
         "report_version": "1",
         "tool": {"name": "eval-gate", "version": __version__},
         "verdict": outcome.verdict,
-        "gates": [
-            {
-                "name": g.name,
-                "kind": g.kind,
-                "passed": g.passed,
-                "value": None if g.value is None or math.isnan(g.value) else _number(g.value),
-                "target": g.target,
-                "comparison": g.comparison,
-                "scope": g.scope,
-                "tag": g.tag,
-                "bound": g.bound,
-                "subject": g.subject,
-                "failing": list(g.failing),
-                "explanation": g.explanation,
-                "confidence": g.confidence,
-            }
-            for g in outcome.gates
-        ],
+        "exit": {
+            "code": outcome.exit_code,
+            "outcome": outcome.exit_outcome,
+            "on_inconclusive": outcome.config.on_inconclusive,
+        },
+        "gates": [_gate(g, comparisons) for g in outcome.gates],
         "methods": {
             "confidence": s.confidence,
             "stimulus_interval": s.interval_method,
@@ -149,27 +182,22 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
         "p_worse": _number(test.p_worse),
         "p_better": _number(test.p_better),
         "test": test.method,
-        "reason": test.reason,
+        "reason": wording.paired_test_reason(test),
         "shared": len(comparison.shared),
         "added": list(comparison.added),
         "removed": list(comparison.removed),
-        "excluded": [{"name": x.id, "reason": x.reason} for x in comparison.excluded],
+        "excluded": [
+            {
+                "name": x.id,
+                "reason": x.describe(comparison.k),
+            }
+            for x in comparison.excluded
+        ],
         "minimum_detectable_effect": (
             None if comparison.power.mde is None else _number(comparison.power.mde)
         ),
-        "power": comparison.power.sentence,
-        "gates": [
-            {
-                "name": g.name,
-                "threshold": g.threshold,
-                "passed": g.passed,
-                "decided": g.decided,
-                "bound": None if g.bound is None else _bound(g.bound),
-                "p_value": None if g.p_value is None else _number(g.p_value),
-                "sentence": g.sentence,
-            }
-            for g in comparison.gates
-        ],
+        "power": wording.power_sentence(comparison),
+        "notes": wording.comparison_notes(comparison),
         "stimuli": [
             {
                 "name": r.id,

@@ -9,8 +9,8 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from gate.compare import Comparison, StimulusRow
-from gate.compare import format_p as p_text
 from gate.metrics import Interval
+from gate.report import wording
 from gate.report.escape import md_text
 from gate.scoring import HIGH, PASS_AT_K_ESTIMATOR, PASS_HAT_K_ESTIMATOR, StimulusScore
 
@@ -63,30 +63,39 @@ def worst_first(stimuli: Sequence[StimulusScore]) -> list[StimulusScore]:
     return sorted(stimuli, key=lambda s: (s.pass_rate, s.pass_hat_k, -s.flakiness_percent, s.name))
 
 
-def _value(kind: str, value: float | None) -> str:
-    if value is None:
-        return "–"
-    return f"{value:.1f}%" if kind == "max_flakiness" else f"{value:.3f}"
+def _escape(text: str) -> str:
+    return md_text(text, 80)
 
 
 def render_gates(outcome: CheckOutcome) -> str:
-    if not outcome.gates:
-        return "_No gates are configured: this run reports only. Add gates in `.eval-gate.yml`._"
+    """The gates table, then one sentence per gate (and what would decide the undecided)."""
     rows = []
+    sentences = []
     for gate in outcome.gates:
-        target = ("≥ " if gate.comparison == ">=" else "≤ ") + (
-            f"{gate.target:g}%" if gate.kind == "max_flakiness" else f"{gate.target:g}"
-        )
-        subject = "" if gate.scope == "suite" else f" — worst: {md_text(gate.subject, 80)}"
+        subject = ""
+        if gate.scope == "stimuli" and gate.subject:
+            subject = f" — worst: {md_text(gate.subject, 80)}"
         rows.append(
             [
-                md_text(gate.name) + subject,
-                _value(gate.kind, gate.value),
-                target,
-                "✔ pass" if gate.passed else "✘ **fail**",
+                wording.gate_name(gate, _escape) + subject,
+                wording.value_text(gate),
+                wording.bounds_text(gate),
+                wording.target_text(gate),
+                wording.OUTCOME_MARK[gate.outcome],
             ]
         )
-    return table(["Gate", "Value", "Target", "Result"], rows, "lrrl")
+        sentence = wording.gate_sentence(gate, _escape)
+        advice = wording.advice_sentence(gate)
+        sentences.append(f"- {sentence}" + (f" **{advice}**" if advice else ""))
+    body = table(["Gate", "Value", "Bounds", "Target", "Result"], rows, "lrrrl")
+    notes = []
+    if any(g.spec.default for g in outcome.gates if g.kind != "completed_trials"):
+        notes.append(
+            "_No gate is configured, so the default gate applies (reference 001's CI "
+            "guidance: pass rate ≥ 0.7, decided on its interval). Configure gates in "
+            "`.eval-gate.yml`._"
+        )
+    return "\n\n".join([body, "\n".join(sentences), *notes])
 
 
 def render_suite(outcome: CheckOutcome) -> str:
@@ -206,23 +215,26 @@ def render_notes(outcome: CheckOutcome) -> str:
                 len(rows),
             )
         )
-    if outcome.warnings:
-        parts.append(
-            "**Warnings:**\n\n" + "\n".join(f"- {md_text(w, 300)}" for w in outcome.warnings)
+    warnings = [md_text(w, 300) for w in outcome.warnings]
+    for comparison in outcome.comparisons:
+        warnings.extend(wording.comparison_notes(comparison, _escape))
+    if s.not_scored:
+        warnings.append(
+            f"{wording.stimuli_count(len(s.not_scored))} with no counted trial, not scored: "
+            + wording.some(s.not_scored, _escape)
         )
+    if warnings:
+        parts.append("**Warnings:**\n\n" + "\n".join(f"- {w}" for w in warnings))
     return "\n\n".join(parts)
 
 
 def render_summary(outcome: CheckOutcome) -> str:
     """The whole Markdown job summary; its first line is the verdict."""
     s = outcome.suite
-    failed = len(outcome.failed_gates)
-    total = len(outcome.gates)
-    if outcome.verdict == "pass":
-        first = f"## ✅ eval-gate: PASS — {'all ' + str(total) if total else 'no'} gates"
-        first += " met" if total else " configured"
-    else:
-        first = f"## ❌ eval-gate: FAIL — {failed} of {total} gates failed"
+    first = "## " + wording.verdict_line(outcome)
+    policy = wording.policy_sentence(outcome)
+    if policy:
+        first += "\n\n" + policy
     facts = (
         f"**{md_text(s.name)}** · {len(s.stimuli)} stimuli · {s.trials} trials "
         f"({s.errors} errored, {s.skipped} skipped) · k = {s.k} · "
@@ -275,10 +287,6 @@ def _delta_mark(delta: float) -> str:
     return f"{'▲' if points > 0 else '▼'} {abs(points):.1f}"
 
 
-def _points(value: float) -> str:
-    return f"{value * 100:+.1f}"
-
-
 _STATUS_ORDER = {
     "newly failing": 0,
     "newly flaky": 1,
@@ -320,14 +328,15 @@ def render_comparison(comparison: Comparison) -> str:
     else:
         lo, hi = test.interval
         lines.append(
-            f"**Δ {metric} = {_points(test.delta)} points** (candidate − baseline, mean over "
-            f"{test.stimuli} shared stimuli), {level} interval [{_points(lo)}, {_points(hi)}]; "
-            f"one-sided {p_text(test.p_worse)} that the candidate is worse (H0: Δ ≥ 0), "
-            f"{p_text(test.p_better)} that it is better (H0: Δ ≤ 0); "
-            f"test: {md_text(test.reason, 300)}."
+            f"**Δ {metric} = {wording.points(test.delta)} points** (candidate − baseline, mean "
+            f"over {test.stimuli} shared stimuli), two-sided {level} interval "
+            f"[{wording.points(lo)}, {wording.points(hi)}]; "
+            f"test: {wording.paired_test_reason(test)}."
         )
-    bullets = [f"- {md_text(g.sentence, 500)}" for g in comparison.gates]
-    bullets.append(f"- Power: {md_text(comparison.power.sentence, 1000)}")
+    bullets = [
+        f"- Evidence of a drop: one-sided {wording.p_value_meaning(test.p_worse)}.",
+        f"- Power: {wording.power_sentence(comparison)}",
+    ]
     if comparison.added or comparison.removed or comparison.excluded:
         bullets.append(_not_compared(comparison))
     lines.append("\n".join(bullets))

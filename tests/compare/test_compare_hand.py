@@ -11,17 +11,24 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from gate.compare import (
-    Comparison,
-    StimulusCounts,
+from gate.compare import Comparison, StimulusCounts, compare
+from gate.metrics.decision import FAIL, INCONCLUSIVE, PASS, PairedRule, regression_outcome
+from gate.metrics.paired import (
     benjamini_hochberg,
-    compare,
     fisher_worse,
     holm,
     minimum_detectable_effect,
     paired_test,
     trials_needed,
+    within_variance,
 )
+from gate.report import wording
+
+
+def regression(result: Comparison, delta: float, detectable: float | None = None) -> int:
+    """The max_regression decision on this comparison's bounds (D default δ + 0.05)."""
+    d = delta + 0.05 if detectable is None else detectable
+    return int(regression_outcome(result.test.lower, result.test.upper, "max_regression", delta, d))
 
 
 def counts(passes: dict[str, int], trials: int = 5) -> dict[str, StimulusCounts]:
@@ -66,10 +73,11 @@ def test_five_stimulus_sign_flip_worked_on_paper() -> None:
     """
     base = counts({"a": 5, "b": 4, "c": 5, "d": 2, "e": 3})
     cand = counts({"a": 3, "b": 3, "c": 2, "d": 3, "e": 1})
-    result = compare(base, cand, max_regression=0.0)
-    assert result.method == "exact sign-flip permutation"
-    assert result.reason.startswith("exact sign-flip permutation over 2^5 = 32 sign patterns")
-    assert "only 5 shared stimuli" in result.reason
+    result = compare(base, cand)
+    reason = wording.paired_test_reason(result.test)
+    assert result.test.method == "exact sign-flip permutation"
+    assert reason.startswith("exact sign-flip permutation over 2^5 = 32 sign patterns")
+    assert "only 5 shared stimuli" in reason
     assert [row.delta for row in result.rows] == pytest.approx([-0.4, -0.2, -0.6, 0.2, -0.4])
     assert result.delta == pytest.approx(-0.28)
     assert result.test.patterns == 32
@@ -77,13 +85,12 @@ def test_five_stimulus_sign_flip_worked_on_paper() -> None:
     assert Fraction(result.test.p_better) == Fraction(31, 32)
     assert result.test.upper == pytest.approx(0.2)
     assert result.test.lower == pytest.approx(-0.6)
-    assert result.interval == (-1.0, 1.0)
-    assert result.max_regression is not None and result.max_regression.passed
-    assert result.passed
-    assert result.max_regression.sentence.startswith(
-        "Pass: the data do not show, at 95% confidence, that the candidate is worse than "
-        "the baseline (upper bound of Δ = +20.0 points ≥ 0"
-    )
+    assert result.test.interval == (-1.0, 1.0)
+    # δ = 0: U = +0.2 ≥ 0, no drop is shown; L = -0.6 < -0.05, no drop beyond 5 points
+    # is ruled out either: the gate is inconclusive (it used to pass here).
+    assert regression(result, 0.0) == INCONCLUSIVE
+    # A detectable margin of 0.6 is ruled out (L = -0.6 ≥ -0.6): pass.
+    assert regression(result, 0.0, detectable=0.6) == PASS
 
 
 def test_five_stimulus_all_worse_fails_and_margin_by_hand() -> None:
@@ -103,39 +110,33 @@ def test_five_stimulus_all_worse_fails_and_margin_by_hand() -> None:
     """
     base = counts({"a": 5, "b": 4, "c": 5, "d": 4, "e": 5})
     cand = counts({"a": 3, "b": 3, "c": 2, "d": 3, "e": 3})
-    expected = {0.0: (Fraction(1, 32), False), 0.25: (Fraction(4, 32), True)}
-    expected |= {0.15: (Fraction(1, 32), False), 0.2: (Fraction(4, 32), True)}
-    for delta, (p, passes) in expected.items():
-        result = compare(base, cand, max_regression=delta)
-        assert result.max_regression is not None
-        assert result.max_regression.p_value is not None
-        assert Fraction(result.max_regression.p_value) == p, delta
-        assert Fraction(result.test.p_worse) == Fraction(1, 32)  # the report's test is at 0
-        assert result.test.upper == pytest.approx(-0.2)
-        assert result.max_regression.passed is passes, delta
-    # All four margins at once: one decision each, the same verdicts and p-values.
-    together = compare(base, cand, max_regression=list(expected))
-    assert [(g.threshold, Fraction(g.p_value or 0.0), g.passed) for g in together.gates] == [
-        (delta, p, passes) for delta, (p, passes) in expected.items()
-    ]
-    failed = compare(base, cand, max_regression=0.15).max_regression
-    assert failed is not None
-    assert failed.sentence == (
-        "Fail: the data show, at 95% confidence, that the candidate is worse than the "
-        "baseline by more than 15 points (upper bound of Δ = −20.0 points < −15; "
-        "exact sign-flip permutation, one-sided p = 0.031)."
-    )
+    expected = {0.0: (Fraction(1, 32), True), 0.25: (Fraction(4, 32), False)}
+    expected |= {0.15: (Fraction(1, 32), True), 0.2: (Fraction(4, 32), False)}
+    result = compare(base, cand)
+    assert Fraction(result.test.p_worse) == Fraction(1, 32)  # the report's test is at 0
+    assert result.test.upper == pytest.approx(-0.2)
+    assert result.test.lower == pytest.approx(-0.6)  # r = 1: the 2nd smallest subset mean
+    for delta, (p, fails) in expected.items():
+        at = result.test_at(margin=delta)
+        assert Fraction(at.p_worse) == p, delta
+        assert at.rejects_worse is fails, delta
+        assert (regression(result, delta) == FAIL) is fails, delta
+        assert at.upper == result.test.upper  # the bounds do not depend on the margin
+    # δ = 0.25 is not shown, and a drop beyond D = 0.30 is not ruled out (L = -0.6).
+    assert regression(result, 0.25) == INCONCLUSIVE
 
 
 def test_four_stimuli_can_never_fail_and_say_so() -> None:
     """2^4 = 16 patterns: the smallest p-value is 1/16 = 0.0625 > 0.05."""
     base = counts({"a": 5, "b": 5, "c": 5, "d": 5})
     cand = counts({"a": 0, "b": 0, "c": 0, "d": 0})
-    result = compare(base, cand, max_regression=0.0)
+    result = compare(base, cand)
     assert result.test.p_worse == 1 / 16
-    assert result.passed
-    assert result.test.upper == 1.0  # no bound: the whole range
-    assert any("smallest attainable p-value is 1/16" in note for note in result.notes)
+    assert result.test.upper == 1.0 and result.test.lower == -1.0  # no bound: the whole range
+    # A 100-point drop on every stimulus, and still neither shown nor ruled out: never a pass.
+    assert regression(result, 0.0) == INCONCLUSIVE
+    notes = wording.comparison_notes(result)
+    assert any("smallest attainable p-value is 1/16" in note for note in notes)
 
 
 # --------------------------------------------------------------------- paired t by hand
@@ -175,13 +176,10 @@ def test_paired_t_worked_on_paper() -> None:
     """
     base_scores = [0.9, 0.6, 0.7, 0.5, 0.8]
     cand_scores = [0.6, 0.5, 0.5, 0.5, 0.4]
-    base = {f"s{i}": StimulusCounts(1, 1, score_mean=v) for i, v in enumerate(base_scores)}
-    cand = {f"s{i}": StimulusCounts(1, 1, score_mean=v) for i, v in enumerate(cand_scores)}
-
-    result = compare(base, cand, metric="score", method="t", max_regression=0.0)
-    test = result.test
+    d = [c - b for b, c in zip(base_scores, cand_scores, strict=True)]
+    test = paired_test(d, method="t", limits=(-math.inf, math.inf))
     assert test.method == "paired t" and test.df == 4
-    assert "(requested)" in test.reason
+    assert "(requested)" in wording.paired_test_reason(test)
     assert test.delta == pytest.approx(-0.2, abs=1e-15)
     assert test.se == pytest.approx(math.sqrt(0.005), rel=1e-12)
     assert test.statistic == pytest.approx(-2.0 * math.sqrt(2.0), rel=1e-12)
@@ -189,7 +187,7 @@ def test_paired_t_worked_on_paper() -> None:
     assert t4_cdf(-2.0 * math.sqrt(2.0)) == pytest.approx(by_hand, rel=1e-14)
     assert test.p_worse == pytest.approx(by_hand, rel=1e-12)
     assert test.upper == pytest.approx(-0.2 + 2.1318467863266495 * math.sqrt(0.005), rel=1e-10)
-    assert result.max_regression is not None and not result.max_regression.passed
+    assert test.rejects_worse
 
     # An independent implementation: scipy.stats on the raw paired values.
     reference = stats.ttest_rel(cand_scores, base_scores, alternative="less")
@@ -200,17 +198,22 @@ def test_paired_t_worked_on_paper() -> None:
     one_sided = reference.confidence_interval(0.95)
     assert test.upper == pytest.approx(one_sided.high, rel=1e-10)
 
-    margin = compare(base, cand, metric="score", method="t", max_regression=0.05)
-    assert margin.max_regression is not None and margin.max_regression.p_value is not None
-    p_margin = margin.max_regression.p_value
+    margin = paired_test(d, method="t", margin=0.05, limits=(-math.inf, math.inf))
+    p_margin = margin.p_worse
     assert p_margin == pytest.approx(0.5 - 63.0 / (34.0 * math.sqrt(17.0)), rel=1e-12)
     shifted = [c + 0.05 for c in cand_scores]
     assert p_margin == pytest.approx(
         stats.ttest_rel(shifted, base_scores, alternative="less").pvalue, rel=1e-10
     )
-    assert margin.max_regression.passed
-    assert margin.test.upper >= -0.05
-    assert margin.test.p_worse == pytest.approx(by_hand, rel=1e-12)  # Δ against 0
+    assert not margin.rejects_worse
+    assert margin.upper >= -0.05
+
+    # Through compare() on mean scores the pairing gives the same differences.
+    base = {f"s{i}": StimulusCounts(1, 1, score_mean=v) for i, v in enumerate(base_scores)}
+    cand = {f"s{i}": StimulusCounts(1, 1, score_mean=v) for i, v in enumerate(cand_scores)}
+    scored = compare(base, cand, metric="score")
+    assert scored.differences.tolist() == pytest.approx(d)
+    assert scored.test.method == "exact sign-flip permutation"  # 5 stimuli: not t
 
 
 def test_auto_uses_t_from_30_stimuli_and_matches_scipy() -> None:
@@ -219,9 +222,9 @@ def test_auto_uses_t_from_30_stimuli_and_matches_scipy() -> None:
     b = rng.binomial(5, 0.6, 40)
     base = {f"s{i}": StimulusCounts(5, int(x)) for i, x in enumerate(a)}
     cand = {f"s{i}": StimulusCounts(5, int(x)) for i, x in enumerate(b)}
-    result = compare(base, cand, min_improvement=0.0, max_regression=0.02)
-    assert result.method == "paired t"
-    assert result.reason == (
+    result = compare(base, cand)
+    assert result.test.method == "paired t"
+    assert wording.paired_test_reason(result.test) == (
         "paired t with 39 degrees of freedom: 40 shared stimuli (≥ 30), "
         "enough for the t approximation"
     )
@@ -229,9 +232,7 @@ def test_auto_uses_t_from_30_stimuli_and_matches_scipy() -> None:
     order = [int(s[1:]) for s in sorted(base)]
     worse = stats.ttest_rel(b[order] / 5 + 0.02, a[order] / 5, alternative="less")
     better = stats.ttest_rel(b[order] / 5, a[order] / 5, alternative="greater")
-    assert result.max_regression is not None and result.min_improvement is not None
-    assert result.max_regression.p_value == pytest.approx(worse.pvalue, rel=1e-9)
-    assert result.min_improvement.p_value == pytest.approx(better.pvalue, rel=1e-9)
+    assert result.test_at(margin=0.02).p_worse == pytest.approx(worse.pvalue, rel=1e-9)
     assert result.test.p_better == pytest.approx(better.pvalue, rel=1e-9)
     plain = stats.ttest_rel(b[order] / 5, a[order] / 5, alternative="less")
     assert result.test.p_worse == pytest.approx(plain.pvalue, rel=1e-9)
@@ -247,19 +248,19 @@ def test_fisher_by_hand_and_against_scipy() -> None:
     P(X ≥ 5) = C(7,5) C(3,0) / C(10,5) = 21 / 252 = 1/12.
     3/3 vs 0/3: C(3,3) C(3,0) / C(6,3) = 1/20, the smallest value at 3 + 3 trials.
     """
-    assert fisher_worse(StimulusCounts(5, 5), StimulusCounts(5, 2)) == 1 / 12
-    assert fisher_worse(StimulusCounts(3, 3), StimulusCounts(3, 0)) == 1 / 20
-    assert fisher_worse(StimulusCounts(3, 0), StimulusCounts(3, 3)) == 1.0
+    assert fisher_worse(5, 5, 5, 2) == 1 / 12
+    assert fisher_worse(3, 3, 3, 0) == 1 / 20
+    assert fisher_worse(3, 0, 3, 3) == 1.0
     rng = np.random.default_rng(3)
     for _ in range(200):
         n_a, n_b = (int(x) for x in rng.integers(1, 12, 2))
         c_a, c_b = int(rng.integers(0, n_a + 1)), int(rng.integers(0, n_b + 1))
         table = [[c_a, n_a - c_a], [c_b, n_b - c_b]]
         reference = stats.fisher_exact(table, alternative="greater").pvalue
-        mine = fisher_worse(StimulusCounts(n_a, c_a), StimulusCounts(n_b, c_b))
+        mine = fisher_worse(n_a, c_a, n_b, c_b)
         assert mine == pytest.approx(reference, rel=1e-9, abs=1e-15)
     # Above 2,000 trials the sum runs in logs.
-    big = fisher_worse(StimulusCounts(1500, 1200), StimulusCounts(1500, 1150))
+    big = fisher_worse(1500, 1200, 1500, 1150)
     table = [[1200, 300], [1150, 350]]
     assert big == pytest.approx(stats.fisher_exact(table, alternative="greater").pvalue, rel=1e-8)
 
@@ -319,25 +320,35 @@ def test_per_stimulus_gate_flags_a_clear_regression_with_holm() -> None:
     """
     base = counts({f"ok{i}": 10 for i in range(10)} | {"broken": 10, "wobbly": 10}, 10)
     cand = counts({f"ok{i}": 10 for i in range(10)} | {"broken": 0, "wobbly": 8}, 10)
-    result = compare(base, cand, per_stimulus=True)
+    result = compare(base, cand)
     row = {r.id: r for r in result.rows}
     assert row["broken"].p_worse == 1 / 184756
     assert row["broken"].p_holm == pytest.approx(12 / 184756)
     assert row["wobbly"].p_worse == pytest.approx(43758 / 184756)
     assert result.regressed == ("broken",)
-    gate = result.stimulus_regression
-    assert gate is not None and not gate.passed and not result.passed
-    assert gate.sentence.startswith("Fail: 1 of 12 stimuli are worse in the candidate")
-    assert gate.sentence.endswith(": broken.")
+    rule = PairedRule("max_regression", "pass_rate", 1, 0.0, 0.25, 0.95, "stimuli")
+    ids = [r.id for r in result.rows]
+    counts_ = [
+        [getattr(getattr(r, side), attr) for r in result.rows]
+        for side in ("baseline_counts", "candidate_counts")
+        for attr in ("n", "c")
+    ]
+    decided = rule.evaluate_stimuli(*counts_)
+    assert decided.outcome.tolist() == [FAIL]
+    assert decided.stimuli is not None
+    assert [x for x, code in zip(ids, decided.stimuli[0], strict=True) if code == FAIL] == [
+        "broken"
+    ]
 
 
 def test_three_trials_cannot_flag_a_single_stimulus_and_say_so() -> None:
     base = counts({f"s{i}": 3 for i in range(10)}, 3)
     cand = counts({f"s{i}": 0 for i in range(10)}, 3)
-    result = compare(base, cand, per_stimulus=True)
+    result = compare(base, cand)
     assert all(r.p_worse == 1 / 20 for r in result.rows)
     assert result.regressed == ()
-    assert any("No single stimulus can be shown worse" in note for note in result.notes)
+    notes = wording.comparison_notes(result)
+    assert any("No single stimulus can be shown worse" in note for note in notes)
 
 
 # --------------------------------------------------------------------- power
@@ -355,34 +366,32 @@ def test_minimum_detectable_effect_and_trials_by_hand() -> None:
         MDE = 2.486475 · sqrt(0.06 / 40) = 2.486475 · 0.0387298 = 0.0963  (9.6 points)
 
     Trials for δ = 0.05 at M = 40: K = ceil((0.15 + 0.15) / (40 · 0.05² / 6.182557 - 0))
-    = ceil(0.3 / 0.0161745) = ceil(18.548) = 19. Stimuli at K = 5:
-    ceil(6.182557 · 0.06 / 0.05²) = ceil(148.38) = 149.
+    = ceil(0.3 / 0.0161745) = ceil(18.548) = 19.
     """
     base = counts({f"s{i:02d}": 5 if i < 20 else 3 for i in range(40)})
-    result = compare(base, base, max_regression=0.05)
+    result = compare(base, base)
     power = result.power
-    assert power.within_baseline == pytest.approx(0.15)
-    assert power.within_candidate == pytest.approx(0.15)
+    assert within_variance([5] * 20 + [5] * 20, [5] * 20 + [3] * 20) == pytest.approx(
+        (0.15, 0.03)
+    )
     assert power.between == 0.0
     assert power.variance == pytest.approx(0.06)
     z = 1.6448536269514722 + 0.8416212335729143
     assert power.mde == pytest.approx(z * math.sqrt(0.06 / 40), rel=1e-12)
     assert power.mde == pytest.approx(0.0963, abs=5e-5)
-    assert power.gate_trigger == pytest.approx(0.05 + (power.mde or 0.0))
-    assert power.trials_needed == 19
-    assert power.stimuli_needed == 149
-    assert power.sentence.startswith(
-        "With 40 shared stimuli × 5 trials, this comparison can detect a drop of 9.6 points "
-        "(80% power at 95% one-sided confidence"
-    )
-    assert "run 19 trials per stimulus on each side" in power.sentence
     assert minimum_detectable_effect(0.06, 40) == power.mde
     assert trials_needed(0.05, 40, 0.0, 0.15, 0.15) == 19
     # every d_i equal (all 0): t is undefined, the permutation test takes over, exactly
-    assert result.method == "exact sign-flip permutation"
-    assert result.reason.startswith("exact sign-flip permutation over 2^40 = 1,099,511,627,776")
-    assert "standard error is 0" in result.reason
-    assert result.test.p_worse == 1.0 and result.passed
+    reason = wording.paired_test_reason(result.test)
+    assert result.test.method == "exact sign-flip permutation"
+    assert reason.startswith("exact sign-flip permutation over 2^40 = 1,099,511,627,776")
+    assert "standard error is 0" in reason
+    assert result.test.p_worse == 1.0
+    assert wording.power_sentence(result) == (
+        "With 40 shared stimuli × 5 trials, a true drop of 9.6 points would be shown with 80% "
+        "probability at 95% one-sided confidence (minimum detectable effect, normal "
+        "approximation)."
+    )
 
 
 def test_trials_not_reachable_when_between_stimulus_variance_dominates() -> None:
@@ -390,15 +399,11 @@ def test_trials_not_reachable_when_between_stimulus_variance_dominates() -> None
 
     No within-stimulus variance, sd(d)² = 0.25 · 40/39 = 0.25641 = ω². For δ = 0.05 the
     budget M δ² / z² = 40 · 0.0025 / 6.182557 = 0.0162 < ω²: more trials cannot help.
-    ω² alone needs ceil(6.182557 · 0.25641 / 0.0025) = ceil(634.1) = 635 stimuli.
     """
     base = counts({f"s{i:02d}": 5 for i in range(40)})
     cand = counts({f"s{i:02d}": 0 if i % 2 else 5 for i in range(40)})
-    power = compare(base, cand, max_regression=0.05).power
+    power = compare(base, cand).power
     assert power.between == pytest.approx(0.25 * 40 / 39)
-    assert power.trials_needed is None
-    assert "not reachable by more trials alone" in power.sentence
-    assert "at least 635 shared stimuli; add stimuli" in power.sentence
     assert trials_needed(0.05, 40, 0.25 * 40 / 39, 0.0, 0.0) is None
 
 
@@ -412,22 +417,20 @@ def test_no_drop_is_detectable_when_the_sign_flip_test_cannot_reject() -> None:
     """
     base = counts({"a": 5, "b": 4, "c": 5, "d": 3})
     cand = counts({"a": 1, "b": 2, "c": 0, "d": 3})
-    power = compare(base, cand, max_regression=0.05).power
-    assert power.mde is None and power.gate_trigger is None
-    assert power.sentence.startswith(
+    result = compare(base, cand)
+    assert result.power.blind and result.power.mde is None
+    assert wording.power_sentence(result) == (
         "With 4 shared stimuli × 5 trials, no drop is detectable at 95% one-sided confidence: "
         "the exact sign-flip permutation test has only 2^4 = 16 sign patterns, so its "
         "smallest p-value is 1/16 = 0.0625 > α = 0.05; at least 5 shared stimuli are needed."
     )
-    assert power.trials_needed is None
-    assert "more trials cannot help with 4" in power.sentence
-    assert power.stimuli_needed is not None and power.stimuli_needed >= 5
     six = {f"s{i}": 5 for i in range(6)}
-    at99 = compare(counts(six), counts({s: 2 for s in six}), confidence=0.99).power
-    assert at99.mde is None and "at least 7 shared stimuli are needed" in at99.sentence
-    # Forcing the t test (which can reject at M = 4) keeps the normal-approximation figure.
-    forced = compare(base, cand, method="t").power
-    assert forced.mde is not None and "normal approximation)" in forced.sentence
+    at99 = compare(counts(six), counts({s: 2 for s in six}), confidence=0.99)
+    assert at99.power.blind
+    assert "at least 7 shared stimuli are needed" in wording.power_sentence(at99)
+    # Forcing the t test (which can reject at M = 4) keeps a bound.
+    forced = paired_test(result.differences, method="t")
+    assert forced.upper < 1.0
 
 
 def test_small_sign_flip_mde_is_labelled_optimistic_and_is() -> None:
@@ -439,16 +442,17 @@ def test_small_sign_flip_mde_is_labelled_optimistic_and_is() -> None:
     """
     base = counts({f"s{i}": 5 for i in range(10)})
     cand = counts({f"s{i}": 5 - i % 3 for i in range(10)})
-    power = compare(base, cand).power
-    assert power.mde is not None
-    assert f"can detect a drop of {100 * power.mde:.1f} points" in power.sentence
+    result = compare(base, cand)
+    power = result.power
+    assert power.mde is not None and power.approximate
+    sentence = wording.power_sentence(result)
+    assert f"a true drop of {100 * power.mde:.1f} points would be shown" in sentence
     assert (
-        "(80% power at 95% one-sided confidence; minimum detectable effect, normal "
-        "approximation; approximate and optimistic for the exact sign-flip permutation "
-        "test used with only 10 stimuli)." in power.sentence
+        "(minimum detectable effect, normal approximation; optimistic for the exact "
+        "sign-flip permutation test used with only 10 stimuli)." in sentence
     )
     many = counts({f"s{i:02d}": 5 if i < 20 else 3 for i in range(40)})
-    assert "optimistic" not in compare(many, many).power.sentence  # t path (M ≥ 30)
+    assert not compare(many, many).power.approximate  # 40 stimuli: t when the spread is > 0
 
     rng = np.random.default_rng(0)
     m, sd = 6, 0.2
@@ -457,23 +461,12 @@ def test_small_sign_flip_mde_is_labelled_optimistic_and_is() -> None:
     assert rejected / 2000 < 0.72
 
 
-def test_several_margins_each_get_their_trigger() -> None:
-    base = counts({f"s{i:02d}": 5 if i < 20 else 3 for i in range(40)})
-    power = compare(base, base, max_regression=[0.05, 0.02]).power
-    mde = power.mde or 0.0
-    assert f"reaches {100 * (0.05 + mde):.1f} points (δ = 5), " in power.sentence
-    assert f"{100 * (0.02 + mde):.1f} points (δ = 2)." in power.sentence
-    assert power.target == 0.02  # the smallest positive margin plans the trials
-
-
 def test_power_for_other_metrics_uses_the_observed_spread_only() -> None:
     base = counts({f"s{i}": 5 - i % 3 for i in range(12)})
     cand = counts({f"s{i}": 4 - i % 2 for i in range(12)})
-    result = compare(base, cand, metric="pass_hat_k", k=2, target_effect=0.1)
+    result = compare(base, cand, metric="pass_hat_k", k=2)
     d = np.array([row.delta for row in result.rows])
     assert result.power.variance == pytest.approx(np.var(d, ddof=1))
-    assert result.power.trials_needed is None
-    assert "computed for the pass rate only" in result.power.sentence
 
 
 # --------------------------------------------------------------------- categories, lists
@@ -512,7 +505,7 @@ def test_categories_added_and_removed() -> None:
     assert result.newly_failing == ("a", "f")
     assert result.fixed == ("b",)
     assert result.newly_flaky == ("c",)
-    assert result.no_longer_flaky == ("d",)
+    assert result.with_status("no longer flaky") == ("d",)
     assert result.with_status("partly fixed") == ("e",)
     # flaky in both runs: 1/3 → 2/3 and 4/5 → 1/5 are not "unchanged"; 2/3 → 4/6 is
     assert result.with_status("still flaky") == ("h", "j")
@@ -521,7 +514,8 @@ def test_categories_added_and_removed() -> None:
     assert result.removed == ("gone",)
     assert result.shared == tuple("abcdefghijk")
     assert result.test.stimuli == 11
-    assert any("1 stimulus only in the candidate (added)" in n for n in result.notes)
+    notes = wording.comparison_notes(result)
+    assert any("1 stimulus only in the candidate (added)" in n for n in notes)
     row = {r.id: r for r in result.rows}
     assert (row["c"].baseline_state, row["c"].candidate_state) == ("pass", "flaky")
 
@@ -530,9 +524,13 @@ def test_exclusions_are_listed_with_reasons() -> None:
     base = {"a": StimulusCounts(5, 5), "b": StimulusCounts(2, 2), "c": StimulusCounts(0, 0)}
     cand = {"a": StimulusCounts(5, 4), "b": StimulusCounts(5, 5), "c": StimulusCounts(5, 5)}
     result = compare(base, cand, metric="pass_hat_k", k=3)
-    assert [(x.id, x.reason) for x in result.excluded] == [
-        ("b", "2 trials in the baseline, fewer than k = 3"),
-        ("c", "no counted trials in the baseline"),
+    assert [(x.id, x.reason, x.run, x.trials) for x in result.excluded] == [
+        ("b", "fewer than k", "baseline", 2),
+        ("c", "no trials", "baseline", 0),
+    ]
+    assert [x.describe(3) for x in result.excluded] == [
+        "2 trials in the baseline, fewer than k = 3",
+        "no counted trials in the baseline",
     ]
     assert [row.id for row in result.rows] == ["a"]
     # pass^3 unbiased: C(4,3)/C(5,3) = 4/10
@@ -544,7 +542,7 @@ def test_exclusions_are_listed_with_reasons() -> None:
         {"a": StimulusCounts(1, 0, score_mean=0.25), "b": StimulusCounts(1, 1, score_mean=1.0)},
         metric="score",
     )
-    assert [(x.id, x.reason) for x in scores.excluded] == [("b", "no score in the baseline")]
+    assert [(x.id, x.reason, x.run) for x in scores.excluded] == [("b", "no score", "baseline")]
 
 
 # --------------------------------------------------------------------- edge cases
@@ -562,29 +560,24 @@ def all_floats(result: Comparison) -> list[float]:
 
 
 def test_no_shared_stimuli() -> None:
-    result = compare(
-        counts({"a": 1}),
-        counts({"b": 1}),
-        max_regression=0.05,
-        min_improvement=0.0,
-        per_stimulus=True,
-    )
-    assert result.method == "none" and result.delta is None
+    result = compare(counts({"a": 1}), counts({"b": 1}))
+    assert result.test.method == "none" and result.delta is None
     assert result.added == ("b",) and result.removed == ("a",)
-    assert result.max_regression is not None and result.min_improvement is not None
-    assert result.max_regression.passed and not result.max_regression.decided
-    assert not result.min_improvement.passed and not result.min_improvement.decided
-    assert "undecided" in result.max_regression.sentence
-    assert result.power.mde is None and result.power.sentence.startswith("No shared stimuli")
+    assert result.rows == () and result.fisher_floor is None
+    # nothing to decide on: the bounds are the whole range, never a pass
+    assert regression(result, 0.05) == INCONCLUSIVE
+    assert result.power.mde is None
+    assert wording.power_sentence(result).startswith("No shared stimuli")
     assert all(math.isfinite(v) for v in all_floats(result))
 
 
 def test_one_shared_stimulus() -> None:
-    result = compare(counts({"a": 5}), counts({"a": 0}), max_regression=0.0, method="t")
-    assert result.method == "exact sign-flip permutation"
-    assert "single shared stimulus" in result.reason
-    assert result.test.p_worse == 0.5 and result.test.se is None
-    assert result.passed
+    result = compare(counts({"a": 5}), counts({"a": 0}))
+    forced = paired_test(result.differences, method="t")
+    assert forced.method == "exact sign-flip permutation"
+    assert "single shared stimulus has no standard error" in wording.paired_test_reason(forced)
+    assert forced.p_worse == 0.5 and forced.se is None
+    assert regression(result, 0.0) == INCONCLUSIVE
     assert all(math.isfinite(v) for v in all_floats(result))
 
 
@@ -593,44 +586,45 @@ def test_equal_differences_fall_back_to_permutation() -> None:
     only the all-negative pattern reaches Σ = -1.0, p = 1/32, and U = -0.2."""
     base = counts({c: 5 for c in "abcde"})
     cand = counts({c: 4 for c in "abcde"})
-    forced = compare(base, cand, max_regression=0.1, method="t")
-    assert forced.method == "exact sign-flip permutation"
-    assert "all 5 differences are equal (−20.0 points)" in forced.reason
-    assert forced.test.p_worse == 1 / 32
-    assert forced.test.upper == pytest.approx(-0.2)
-    assert not forced.passed
+    forced = paired_test(compare(base, cand).differences, method="t", margin=0.1)
+    assert forced.method == "exact sign-flip permutation" and forced.zero_spread
+    assert forced.p_worse == 1 / 32
+    assert forced.upper == pytest.approx(-0.2)
+    assert forced.rejects_worse
 
 
 def test_equal_differences_at_any_size_are_exact_and_cheap() -> None:
     """3,000 stimuli all 5/5 → 4/5: p = 2^-3000 (0.0 in floats), U = L = -0.2, no memory blow-up."""
     base = counts({f"s{i}": 5 for i in range(3000)})
     cand = counts({f"s{i}": 4 for i in range(3000)})
-    result = compare(base, cand, max_regression=0.1, min_improvement=0.0)
-    assert result.method == "exact sign-flip permutation"
-    assert result.reason.startswith("exact sign-flip permutation over 2^3000 sign patterns")
+    result = compare(base, cand)
+    assert result.test.method == "exact sign-flip permutation"
+    reason = wording.paired_test_reason(result.test)
+    assert reason.startswith("exact sign-flip permutation over 2^3000 sign patterns")
+    assert "all 3000 differences are equal (−20.0 points)" in reason
     assert result.test.patterns == 2**3000
     assert result.test.p_worse == 0.0 and result.test.p_better == 1.0
     assert result.test.upper == pytest.approx(-0.2) and result.test.lower == pytest.approx(-0.2)
-    assert result.max_regression is not None and not result.max_regression.passed
-    assert result.min_improvement is not None and not result.min_improvement.passed
+    assert regression(result, 0.1) == FAIL
 
 
 def test_identical_runs_never_fail() -> None:
     base = counts({f"s{i}": i % 6 for i in range(35)})
-    result = compare(base, base, max_regression=0.0, per_stimulus=True)
-    assert result.test.p_worse == 1.0 and result.passed
-    # every d_i = 0: the permutation test's bounds are all 0, and 0 < -δ never holds
+    result = compare(base, base)
+    assert result.test.p_worse == 1.0
+    # every d_i = 0: the permutation test's bounds are all 0: no drop, and any drop ruled out
     assert (result.test.lower, result.test.upper) == (0.0, 0.0)
+    assert regression(result, 0.0) == PASS
 
 
 def test_ragged_trial_counts() -> None:
     base = {"a": StimulusCounts(5, 5), "b": StimulusCounts(3, 2), "c": StimulusCounts(4, 4)}
     cand = {"a": StimulusCounts(4, 2), "b": StimulusCounts(5, 2), "c": StimulusCounts(1, 1)}
-    result = compare(base, cand, max_regression=0.0)
+    result = compare(base, cand)
     assert [row.delta for row in result.rows] == pytest.approx([-0.5, 0.4 - 2 / 3, 0.0])
-    assert any("sign-flip test is approximate" in n for n in result.notes)
+    assert any("sign-flip test is approximate" in n for n in wording.comparison_notes(result))
     assert result.power.trials_baseline == 4.0
-    assert "4 baseline / 3.3 (mean) candidate trials" in result.power.sentence
+    assert "4 baseline / 3.3 (mean) candidate trials" in wording.power_sentence(result)
     assert all(math.isfinite(v) for v in all_floats(result))
 
 
@@ -638,11 +632,12 @@ def test_monte_carlo_path_is_seeded_and_described() -> None:
     rng = np.random.default_rng(2)
     base = {f"s{i}": StimulusCounts(3, int(x)) for i, x in enumerate(rng.binomial(3, 0.7, 25))}
     cand = {f"s{i}": StimulusCounts(3, int(x)) for i, x in enumerate(rng.binomial(3, 0.5, 25))}
-    one = compare(base, cand, max_regression=0.0)
-    two = compare(base, cand, max_regression=0.0)
-    assert one.method == "Monte-Carlo sign-flip permutation"
-    assert "65,536 random sign patterns (seed 0)" in one.reason
-    assert "2^25 sign patterns are too many to enumerate" in one.reason
+    one = compare(base, cand)
+    two = compare(base, cand)
+    reason = wording.paired_test_reason(one.test)
+    assert one.test.method == "Monte-Carlo sign-flip permutation"
+    assert "65,536 random sign patterns (seed 0)" in reason
+    assert "2^25 sign patterns are too many to enumerate" in reason
     assert one.test == two.test
     assert compare(base, cand, seed=1).test.p_worse != one.test.p_worse
 
@@ -651,23 +646,20 @@ def test_invalid_inputs_raise() -> None:
     good = counts({"a": 1})
     with pytest.raises(ValueError, match="0 ≤ c ≤ n"):
         compare({"a": StimulusCounts(3, 4)}, good)
-    with pytest.raises(ValueError, match="outcomes disagree"):
-        compare({"a": StimulusCounts(2, 1, (True, True))}, good)
+    with pytest.raises(ValueError, match="score_mean must be finite"):
+        compare({"a": StimulusCounts(2, 1, float("nan"))}, good)
     with pytest.raises(ValueError, match="confidence"):
         compare(good, good, confidence=1.0)
-    with pytest.raises(ValueError, match="max_regression"):
-        compare(good, good, max_regression=-0.1)
-    with pytest.raises(ValueError, match="finite"):
+    with pytest.raises(ValueError, match="unknown metric"):
+        compare(good, good, metric="pass_at_k")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"differences\[1\] is nan"):
         paired_test([0.1, float("nan")])
-    assert StimulusCounts.from_outcomes([True, False, True]) == StimulusCounts(
-        3, 2, (True, False, True)
-    )
 
 
 def test_import_is_pure() -> None:
     """numpy and scipy.special only: scipy.stats, click and yaml stay unloaded."""
     code = (
-        "import sys, gate.compare; "
+        "import sys, gate.compare, gate.metrics.decision; "
         "print(sorted(m for m in ('scipy.stats', 'click', 'yaml') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

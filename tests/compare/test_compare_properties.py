@@ -10,8 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import gate.compare as compare_module
-from gate.compare import StimulusCounts, compare, paired_test
+import gate.metrics.paired as paired_module
+from gate.compare import StimulusCounts, compare
+from gate.metrics.decision import FAIL, PASS, regression_outcome
+from gate.metrics.paired import paired_test
+from gate.report import wording
 
 # Differences of pass rates: multiples of 1/5 (K = 5 both sides), the common case with ties.
 fifths = st.integers(-5, 5).map(lambda x: x / 5)
@@ -37,21 +40,12 @@ def finite(*values: float | None) -> bool:
 
 
 @settings(max_examples=150, deadline=None)
-@given(runs(), st.sampled_from([0.0, 0.05, 0.2]), st.sampled_from(["auto", "t", "permutation"]))
+@given(runs(), st.sampled_from([0.0, 0.05, 0.2]))
 def test_no_nan_anywhere_and_decisions_match_bounds(
-    pair: tuple[dict[str, StimulusCounts], dict[str, StimulusCounts]],
-    delta: float,
-    method: str,
+    pair: tuple[dict[str, StimulusCounts], dict[str, StimulusCounts]], delta: float
 ) -> None:
     base, cand = pair
-    result = compare(
-        base,
-        cand,
-        max_regression=delta,
-        min_improvement=delta,
-        per_stimulus=True,
-        method=method,  # type: ignore[arg-type]
-    )
+    result = compare(base, cand)
     test = result.test
     assert finite(test.delta, test.se, test.upper, test.lower, *test.interval)
     assert finite(test.p_worse, test.p_better, result.power.mde, result.power.variance)
@@ -67,31 +61,25 @@ def test_no_nan_anywhere_and_decisions_match_bounds(
     for row in result.rows:
         assert finite(row.baseline, row.candidate, row.delta, row.p_worse, row.p_holm)
         assert row.p_worse <= row.p_holm <= 1.0 and row.q_bh <= row.p_holm + 1e-15
-    gate = result.max_regression
-    better = result.min_improvement
-    assert gate is not None and better is not None
-    assert [g.name for g in result.gates] == [
-        "max_regression",
-        "min_improvement",
-        "stimulus_regression",
-    ]
-    if result.method != "none":
-        assert gate.p_value is not None and better.p_value is not None
-        # the bounds do not depend on the threshold: each gate reads the report's bound
-        assert gate.bound == test.upper and better.bound == test.lower
+    worse = int(regression_outcome(test.lower, test.upper, "max_regression", delta, delta + 0.05))
+    better = int(regression_outcome(test.lower, test.upper, "min_improvement", delta, delta + 0.05))
+    # the report's test is of Δ against 0, whatever the margins
+    assert test.margin == 0.0 and test.gain == 0.0
+    if result.test.method != "none":
+        at = result.test_at(margin=delta, gain=delta)
+        # the bounds do not depend on the margins, the p-values do
+        assert (at.upper, at.lower) == (test.upper, test.lower)
         # fail ⇔ p ≤ α ⇔ U < -δ (away from exact ties at the boundary)
-        assert (not gate.passed) == (gate.p_value <= result.alpha)
-        assert better.passed == (better.p_value <= result.alpha)
         if abs(test.upper + delta) > 1e-9:
-            assert (not gate.passed) == (test.upper < -delta)
+            assert (worse == FAIL) == at.rejects_worse == (test.upper < -delta)
         if abs(test.lower - delta) > 1e-9:
-            assert better.passed == (test.lower > delta)
-        # the report's test is of Δ against 0, whatever the thresholds
-        assert test.margin == 0.0 and test.gain == 0.0
-        if delta == 0.0:
-            assert gate.p_value == test.p_worse and better.p_value == test.p_better
-    for g in result.gates:
-        assert g.sentence and "nan" not in g.sentence
+            assert (better == PASS) == at.rejects_better == (test.lower > delta)
+        if abs(test.lower + delta + 0.05) > 1e-9 and worse != FAIL:
+            assert (worse == PASS) == (test.lower >= -delta - 0.05)
+    else:
+        assert worse != PASS and better != PASS  # nothing compared: never a pass
+    sentence = wording.power_sentence(result)
+    assert sentence and "nan" not in sentence
 
 
 def p_at(d: list[float], theta: float) -> float:
@@ -152,7 +140,7 @@ def test_monte_carlo_agrees_with_exact_enumeration(monkeypatch: pytest.MonkeyPat
     rng = np.random.default_rng(8)
     d = (rng.binomial(3, 0.6, 14) - rng.binomial(3, 0.7, 14)) / 3
     exact = paired_test(d, margin=0.05)
-    monkeypatch.setattr(compare_module, "ENUMERATE_MAX_STIMULI", 5)
+    monkeypatch.setattr(paired_module, "ENUMERATE_MAX_STIMULI", 5)
     sampled = paired_test(d, margin=0.05)
     assert exact.method == "exact sign-flip permutation"
     assert sampled.method == "Monte-Carlo sign-flip permutation"

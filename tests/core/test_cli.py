@@ -27,7 +27,7 @@ def test_passing_example_exits_0() -> None:
     result = run("check", "results.json", cwd=EXAMPLES / "passing")
     assert result.returncode == 0, result.stderr
     first = result.stdout.splitlines()[0]
-    assert first == "## ✅ eval-gate: PASS — all 3 gates met"
+    assert first == "## ✅ eval-gate: PASS — all 3 gates passed"
     assert "read results.json as native (detected)" in result.stderr
 
 
@@ -49,9 +49,10 @@ def test_failing_example_exits_1_and_writes_a_valid_json_report(tmp_path: Path) 
     data = json.loads(report.read_text())
     assert validator("report").is_valid(data)
     assert data["verdict"] == "fail"
-    gates = {g["name"]: (g["passed"], g["value"]) for g in data["gates"]}
-    assert gates["pass^3 ≥ 0.8 (suite)"] == (False, 0.4)
-    assert gates["pass@3 ≥ 0.6 (suite)"] == (True, 0.8)
+    assert data["exit"] == {"code": 1, "outcome": "fail", "on_inconclusive": "inconclusive"}
+    gates = {g["name"]: (g["decision"], g["passed"], g["value"]) for g in data["gates"]}
+    assert gates["pass^3 ≥ 0.8 (suite, point estimate)"] == ("fail", False, 0.4)
+    assert gates["pass@3 ≥ 0.6 (suite, point estimate)"] == ("pass", True, 0.8)
     assert data["suite"]["pass_at_k"] == 0.8 and data["suite"]["pass_hat_k"] == 0.4
     assert data["suite"]["errors"] == 1
     by_name = {s["name"]: s for s in data["stimuli"]}
@@ -63,6 +64,27 @@ def test_failing_example_exits_1_and_writes_a_valid_json_report(tmp_path: Path) 
 def test_options_override_the_config_and_change_the_verdict() -> None:
     result = run("check", "results.jsonl", "--min-pass-hat-k", "0.4", cwd=EXAMPLES / "failing")
     assert result.returncode == 0, result.stdout
+
+
+def test_an_undecided_gate_exits_3_unless_the_policy_maps_it(tmp_path: Path) -> None:
+    """--bound lower puts pass@3 ≥ 0.6 and pass^3 ≥ 0.3 on their intervals, which straddle
+    the targets (pass^3: estimate 0.4, interval [0.118, 0.769])."""
+    args = ("check", "results.jsonl", "--min-pass-hat-k", "0.3", "--bound", "lower")
+    report = tmp_path / "report.json"
+    result = run(*args, "--json", str(report), cwd=EXAMPLES / "failing")
+    assert result.returncode == 3, result.stderr
+    assert result.stdout.startswith("## ❔ eval-gate: INCONCLUSIVE — 2 of 3 gates undecided")
+    assert "exit code 3" in result.stderr
+    data = json.loads(report.read_text())
+    assert validator("report").is_valid(data)
+    (gate,) = [g for g in data["gates"] if g["kind"] == "pass_hat_k"]
+    assert gate["decision"] == "inconclusive" and gate["passed"] is False
+    assert isinstance(gate["more_trials"], int) and gate["more_trials"] > 0
+    assert data["verdict"] == "inconclusive" and data["exit"]["code"] == 3
+    for policy, code in (("fail", 1), ("pass", 0)):
+        mapped = run(*args, "--on-inconclusive", policy, cwd=EXAMPLES / "failing")
+        assert mapped.returncode == code, mapped.stderr
+        assert f"counted as a {policy} by the on_inconclusive: {policy} setting" in mapped.stdout
 
 
 @pytest.mark.parametrize(

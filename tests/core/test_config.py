@@ -161,7 +161,9 @@ def test_per_gate_confidence_is_read(tmp_path: Path) -> None:
         ("gates:\n  threshold: {min: 0.5, confidence: 0.99}\n", "confidence has no effect"),
         ("gates:\n  max_flakiness: {max: 20, confidence: 0.99}\n", "confidence has no effect"),
         # regression gates decide on a fixed bound and the unbiased values
-        ("gates:\n  max_regression: {max: 0.05, bound: lower}\n", "remove bound: lower"),
+        ("gates:\n  max_regression: {max: 0.05, bound: estimate}\n", "remove bound: estimate"),
+        ("gates:\n  pass_rate: {min: 0.5, detectable: 0.1}\n", "takes no detectable margin"),
+        ("gates:\n  max_regression: {max: 0.05, detectable: 0.01}\n", "must lie between"),
         (
             "gates:\n  max_regression: {max: 0.05, metric: pass_hat_k, estimator: plugin}\n",
             "remove estimator: plugin",

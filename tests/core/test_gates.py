@@ -6,9 +6,12 @@ import pytest
 
 from gate.config import build_config
 from gate.errors import ConfigError
-from gate.gates import evaluate_gates
+from gate.gates import GateDecision, decide_gates, verdict_of
+from gate.report import wording
 from gate.scoring import score_table
 from gate.trials import Trial, TrialTable
+
+Z95 = 1.959963984540054
 
 
 def suite_of(patterns: dict[str, str], tags: dict[str, tuple[str, ...]] | None = None, **kw):
@@ -27,16 +30,17 @@ def suite_of(patterns: dict[str, str], tags: dict[str, tuple[str, ...]] | None =
     return score_table(table.finish(), **kw)
 
 
-def gates(config: dict, suite) -> list:
-    return evaluate_gates(build_config(config), suite)
+def gates(config: dict, suite) -> list[GateDecision]:
+    decisions, _ = decide_gates(build_config(config), suite)
+    return decisions
 
 
 def test_pass_hat_k_suite_gate_on_reference_002() -> None:
     suite = suite_of({"a": "PPP", "b": "PFP", "c": "FPF", "d": "FFF", "e": "PPP"})
     (result,) = gates({"gates": {"pass_hat_k": {"k": 3, "min": 0.8}}}, suite)
-    assert not result.passed
+    assert result.outcome == "fail" and result.basis == "point estimate"
     assert result.value == pytest.approx(0.4)
-    assert result.name == "pass^3 ≥ 0.8 (suite)"
+    assert wording.gate_name(result) == "pass^3 ≥ 0.8 (suite, point estimate)"
 
 
 def test_lower_bound_gate_is_stricter_than_the_estimate() -> None:
@@ -44,15 +48,21 @@ def test_lower_bound_gate_is_stricter_than_the_estimate() -> None:
     (estimate,) = gates({"gates": {"pass_rate": {"min": 0.9}}}, suite)
     (lower,) = gates({"gates": {"pass_rate": {"min": 0.9, "bound": "lower"}}}, suite)
     assert estimate.passed and estimate.value == 1.0
-    # Wilson lower 95% bound for 20/20: 20 / (20 + 1.96²) = 0.8389
-    assert lower.value == pytest.approx(20 / (20 + 1.959963984540054**2), rel=1e-9)
-    assert not lower.passed
+    # Wilson lower 95% bound for 20/20: 20 / (20 + 1.96²) = 0.8389 < 0.9, upper bound 1:
+    # the data neither show the target met nor missed.
+    assert lower.lower == pytest.approx(20 / (20 + Z95**2), rel=1e-9)
+    assert lower.upper == 1.0 and lower.value == 1.0
+    assert lower.outcome == "inconclusive"
+    # At the current estimate (1.0) every future trial passes, and N/N passes have the lower
+    # bound N/(N + z²), which reaches 0.9 at N ≥ 0.9 z²/0.1 = 34.6. With n_eff = 4 (5 + m)
+    # that takes m = 4 more trials per stimulus (n_eff = 36), with probability 1.
+    assert lower.advice.more_trials == 4
 
 
 def test_stimuli_scope_reports_worst_and_every_failure() -> None:
     suite = suite_of({"good": "PPPP", "flaky": "PFPF", "meh": "PPPF"})
     (result,) = gates({"gates": {"max_flakiness": {"max": 30, "scope": "stimuli"}}}, suite)
-    assert not result.passed
+    assert result.outcome == "fail"
     assert result.subject == "flaky" and result.value == 50.0
     assert result.failing == ("flaky",)
 
@@ -96,10 +106,12 @@ def test_ci_half_width_gate() -> None:
     suite = suite_of({"a": "PPF", "b": "PFF"})  # 3 of 6 passes
     (result,) = gates({"gates": {"max_ci_half_width": 0.1}}, suite)
     # Wilson 95% for 3/6 has half-width z·sqrt(p(1-p)/n + z²/4n²)/(1+z²/n)
-    z = 1.959963984540054
+    z = Z95
     expected = z * (0.25 / 6 + z * z / 144) ** 0.5 / (1 + z * z / 6)
     assert result.value == pytest.approx(expected, rel=1e-9)
-    assert not result.passed
+    # too wide is "not enough data yet", never a pass and not a verdict on the agent
+    assert result.outcome == "inconclusive" and result.basis == "precision"
+    assert result.advice.more_trials is not None and result.advice.more_trials > 20
 
 
 def test_per_gate_confidence_sets_the_bound_it_decides_on() -> None:
@@ -114,10 +126,10 @@ def test_per_gate_confidence_sets_the_bound_it_decides_on() -> None:
     }
     at95, at99 = gates(config, suite)
     # Wilson lower bound for 20/20 is n / (n + z²): z = 1.959964 (95%), 2.575829 (99%)
-    assert at95.value == pytest.approx(20 / (20 + 1.959963984540054**2), rel=1e-9)  # 0.8389
-    assert at99.value == pytest.approx(20 / (20 + 2.5758293035489004**2), rel=1e-9)  # 0.7509
-    assert at95.passed and not at99.passed
-    assert at99.name == "pass rate ≥ 0.8 (suite, lower 99% bound)"
+    assert at95.lower == pytest.approx(20 / (20 + Z95**2), rel=1e-9)  # 0.8389
+    assert at99.lower == pytest.approx(20 / (20 + 2.5758293035489004**2), rel=1e-9)  # 0.7509
+    assert at95.outcome == "pass" and at99.outcome == "inconclusive"
+    assert wording.gate_name(at99) == "pass rate ≥ 0.8 (suite, 99% interval)"
     assert (at95.confidence, at99.confidence) == (0.95, 0.99)
 
 
@@ -127,10 +139,11 @@ def test_per_gate_confidence_sets_the_half_width() -> None:
     z = 1.2815515655446004  # the 90% normal quantile, for a two-sided 80% interval
     expected = z * (0.25 / 6 + z * z / 144) ** 0.5 / (1 + z * z / 6)
     assert result.value == pytest.approx(expected, rel=1e-9)
-    assert result.name.startswith("80% interval half-width of pass rate")
+    assert result.outcome == "pass"
+    assert wording.gate_name(result).startswith("80% interval half-width of pass rate")
 
 
-def wilson(c: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+def wilson(c: int, n: int, z: float = Z95) -> tuple[float, float]:
     """The Wilson score interval, written out (an independent implementation)."""
     p = c / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
@@ -143,7 +156,9 @@ def test_lower_bound_gate_is_never_more_lenient_than_the_estimate() -> None:
     latent p^3 is [L³, U³] = [0.2077³, 0.9385³] = [0.0090, 0.8266], which excludes 0.
 
     A 'lower bound ≥ 0.005' gate used to pass on L³ = 0.009 while the estimate, 0, fails
-    the same target. It now decides on min(L³, estimate) = 0 and fails.
+    the same target. It decides on min(L³, estimate) = 0, so it cannot pass; nor can it
+    fail: 2/3 passes do not show p^3 < 0.005 (p < 0.171; the score test's z is
+    (2/3 - 0.171)/sqrt(0.171 · 0.829/3) = 2.28, one-sided p = 0.99). Inconclusive.
     """
     suite = suite_of({"a": "PPF", "b": "PPP"})
     lo, hi = wilson(2, 3)
@@ -154,24 +169,19 @@ def test_lower_bound_gate_is_never_more_lenient_than_the_estimate() -> None:
     assert lo**3 > 0.005
     config = {"gates": {"pass_hat_k": {"k": 3, "min": 0.005, "bound": "lower", "scope": "stimuli"}}}
     (result,) = gates(config, suite)
-    assert not result.passed
-    assert result.failing == ("a",) and result.value == 0.0
-    assert "1 stimuli have an unbiased estimate outside the interval" in result.explanation
+    assert result.outcome == "inconclusive"
+    assert result.undecided == ("a",) and result.failing == ()
+    assert result.value == 0.0 and result.subject == "a"
+    assert result.outside == 1
 
 
-def test_upper_bound_gate_is_never_stricter_than_the_estimate() -> None:
-    """2 of 3 passes, k = 3: unbiased pass@3 = 1 - C(1,3)/C(3,3) = 1, above the interval
-    of the latent 1-(1-p)³, whose upper end is 1 - (1 - 0.9385)³ = 0.99977.
-
-    'upper bound ≥ 0.9999' is the lenient gate; it now passes as the estimate does.
-    """
-    suite = suite_of({"a": "PPF"})
-    _, hi = wilson(2, 3)
-    assert float(suite.stimuli[0].pass_at_k_interval.hi) == pytest.approx(1 - (1 - hi) ** 3)
-    assert 1 - (1 - hi) ** 3 < 0.9999
-    config = {"gates": {"pass_at_k": {"k": 3, "min": 0.9999, "bound": "upper", "scope": "stimuli"}}}
-    (result,) = gates(config, suite)
-    assert result.passed and result.value == 1.0
+def test_an_upper_bound_on_a_min_gate_is_refused() -> None:
+    """'upper bound ≥ t' passed whatever the data could not decide: a silent pass."""
+    config = {"gates": {"pass_at_k": {"k": 3, "min": 0.9, "bound": "upper"}}}
+    with pytest.raises(ConfigError, match=r"takes bound: lower \(or interval\), not upper"):
+        build_config(config)
+    (interval,) = build_config({"gates": {"pass_rate": {"min": 0.9, "bound": "interval"}}}).gates
+    assert interval.bound == "lower"
 
 
 def test_a_bound_inside_the_estimate_is_unchanged() -> None:
@@ -179,5 +189,64 @@ def test_a_bound_inside_the_estimate_is_unchanged() -> None:
     lo, _ = wilson(4, 5)
     config = {"gates": {"pass_hat_k": {"k": 2, "min": 0.1, "bound": "lower", "scope": "stimuli"}}}
     (result,) = gates(config, suite)
-    assert result.value == pytest.approx(lo**2, rel=1e-9)
-    assert "outside the interval" not in result.explanation
+    assert result.lower == pytest.approx(lo**2, rel=1e-9)  # 0.141 ≥ 0.1: shown
+    assert result.outcome == "pass" and result.outside == 0
+
+
+def test_per_stimulus_interval_gate_fails_only_what_the_data_show() -> None:
+    """Target pass rate 0.5 on every stimulus, 20 trials each.
+
+    'bad' passes 2 of 20: the Wilson score test of H0: p ≥ 0.5 has z = (0.1 - 0.5) /
+    sqrt(0.25/20) = -3.578, one-sided p = 1.7e-4; Holm over 3 stimuli: 5.2e-4 ≤ 0.025
+    (the upper side of a two-sided 95% interval): shown to miss it. 'close' passes 9
+    of 20 (z = -0.447, p = 0.33): not shown either way. 'good' passes 20 of 20: its
+    lower bound 20/(20 + z²) = 0.839 clears 0.5.
+    """
+    suite = suite_of({"good": "P" * 20, "close": "P" * 9 + "F" * 11, "bad": "PP" + "F" * 18})
+    config = {"gates": {"pass_rate": {"min": 0.5, "bound": "lower", "scope": "stimuli"}}}
+    (result,) = gates(config, suite)
+    assert result.outcome == "fail"
+    assert result.failing == ("bad",) and result.undecided == ("close",)
+    # without the clear failure the gate is inconclusive, and says which stimulus to re-run
+    suite = suite_of({"good": "P" * 20, "close": "P" * 9 + "F" * 11})
+    (result,) = gates(config, suite)
+    assert result.outcome == "inconclusive" and result.undecided == ("close",)
+    ((name, more),) = result.advice.stimuli
+    assert name == "close" and more is not None and more > 50
+
+
+def test_no_configured_gate_gets_the_default_gate() -> None:
+    config = build_config({})
+    (spec,) = config.gates
+    assert (spec.kind, spec.target, spec.bound, spec.default) == ("pass_rate", 0.7, "lower", True)
+    good = suite_of({f"s{i}": "PPPPP" for i in range(10)})  # 50/50: lower bound 0.929
+    (gate,) = gates({}, good)
+    assert gate.outcome == "pass" and gate.lower == pytest.approx(50 / (50 + Z95**2))
+    poor = suite_of({f"s{i}": "FFFFP" for i in range(10)})  # 10/50: upper bound 0.331
+    assert gates({}, poor)[0].outcome == "fail"
+
+
+def test_a_run_whose_trials_all_errored_never_passes() -> None:
+    suite = suite_of({"a": "EEE", "b": "EE"})
+    config = {"gates": {"max_flakiness": {"max": 20, "scope": "stimuli"}}}
+    flakiness, completed = gates(config, suite)
+    assert flakiness.outcome == "pass"  # all failures: perfectly consistent
+    assert completed.kind == "completed_trials" and completed.outcome == "fail"
+    assert verdict_of([flakiness, completed]) == "fail"
+    assert "every counted trial errored" in wording.gate_sentence(completed)
+
+
+def test_verdict_is_fail_then_inconclusive_then_pass() -> None:
+    suite = suite_of({"a": "PPPPP", "b": "PPPPF"})
+    passing, undecided = gates(
+        {"gates": {"pass_rate": [{"min": 0.5}, {"min": 0.9, "bound": "lower"}]}}, suite
+    )
+    failing = gates({"gates": {"pass_rate": {"min": 0.95}}}, suite)[0]
+    assert (passing.outcome, undecided.outcome, failing.outcome) == (
+        "pass",
+        "inconclusive",
+        "fail",
+    )
+    assert verdict_of([passing]) == "pass"
+    assert verdict_of([passing, undecided]) == "inconclusive"
+    assert verdict_of([undecided, failing, passing]) == "fail"

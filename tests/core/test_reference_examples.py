@@ -8,7 +8,7 @@ import pytest
 
 from gate import metrics
 from gate.config import build_config
-from gate.gates import evaluate_gates
+from gate.gates import decide_gates
 from gate.scoring import score_table
 from gate.trials import GraderResult, SuiteSpec, Trial, TrialTable, grader_aggregate
 
@@ -130,7 +130,7 @@ def test_reference_001_skill_score_is_mean_of_stimulus_scores() -> None:
     scores = {s.name: s.aggregate_score for s in suite.stimuli}
     assert scores == pytest.approx({"basic-test-generation": 0.95, "edge-case-handling": 0.75})
     assert suite.score == pytest.approx(0.85)
-    (gate,) = evaluate_gates(build_config({"gates": {"threshold": 0.7}}), suite)
+    (gate,), _ = decide_gates(build_config({"gates": {"threshold": 0.7}}), suite)
     assert gate.passed and gate.value == pytest.approx(0.85)
     edge = next(s for s in suite.stimuli if s.name == "edge-case-handling")
     assert edge.flaky and round(edge.flakiness_percent, 1) == 33.3  # 1 in 3 trials fails

@@ -6,6 +6,7 @@ import pytest
 
 from gate.errors import ConfigError
 from gate.pipeline import request_from_options, run_check
+from gate.report import wording
 from gate.report.json_report import build_report
 from gate.report.markdown import render_summary
 from tests.conftest import trials_of
@@ -27,8 +28,10 @@ def test_clear_drop_fails_the_gate_and_lists_regressions_first(write_jsonl) -> N
     outcome = run_check(request)
     assert outcome.exit_code == 1
     (gate,) = [g for g in outcome.gates if g.kind == "max_regression"]
-    assert not gate.passed
-    assert gate.name == "no drop in pass rate beyond 0.05 vs baseline (upper 95% bound of Δ)"
+    assert gate.outcome == "fail"
+    assert wording.gate_name(gate) == (
+        "no drop in pass rate beyond 5 points vs baseline (95% bounds of Δ)"
+    )
     (comparison,) = outcome.comparisons
     # Δ = mean(d_i) = 10 × (1/5 − 1) / 40 = −0.2 exactly; 40 shared stimuli → paired t.
     assert comparison.delta == -0.2
@@ -94,18 +97,21 @@ def test_every_max_regression_in_a_list_is_decided(write_jsonl, tmp_path) -> Non
         "  min_improvement: [{min: 0}, {min: 0.1}]\n",
         tmp_path,
     )
-    gates = [(g.kind, g.target, g.passed) for g in outcome.gates]
+    gates = [(g.kind, g.target, g.outcome) for g in outcome.gates]
+    # U = -0.2, L = -0.6 (95%, one-sided)
     assert gates == [
-        ("max_regression", -0.25, True),  # p = 4/32 > 0.05
-        ("max_regression", -0.15, False),  # p = 1/32 ≤ 0.05
-        ("min_improvement", 0.0, False),
-        ("min_improvement", 0.1, False),
+        ("max_regression", 0.25, "inconclusive"),  # U ≥ -0.25, and L < -0.30: not ruled out
+        ("max_regression", 0.15, "fail"),  # U < -0.15: p = 1/32 ≤ 0.05
+        ("min_improvement", 0.0, "fail"),  # U = -0.2 < 0.05: a 5-point gain is ruled out
+        ("min_improvement", 0.1, "fail"),  # U < 0.15
     ]
-    assert all(g.value == pytest.approx(-0.2) for g in outcome.gates[:2])  # U
-    assert "one-sided p = 0.125" in outcome.gates[0].explanation
-    assert "one-sided p = 0.031" in outcome.gates[1].explanation
-    (comparison,) = outcome.comparisons  # one comparison holds all four decisions
-    assert len(comparison.gates) == 4
+    assert all(g.upper == pytest.approx(-0.2) for g in outcome.gates)
+    assert all(g.lower == pytest.approx(-0.6) for g in outcome.gates)
+    assert outcome.gates[0].p_value == 4 / 32 and outcome.gates[1].p_value == 1 / 32
+    assert "one-sided p = 0.031" in wording.gate_sentence(outcome.gates[1])
+    (comparison,) = outcome.comparisons  # one comparison behind all four decisions
+    assert all(g.comparison is comparison for g in outcome.gates)
+    assert outcome.gates[0].advice.more_stimuli is not None
     assert outcome.exit_code == 1
 
 
@@ -119,12 +125,14 @@ def test_per_gate_confidence_of_a_regression_gate(write_jsonl, tmp_path) -> None
         tmp_path,
     )
     at95, at99 = outcome.gates
-    assert not at95.passed and at99.passed
-    assert at99.name == "no drop in pass rate beyond 0.15 vs baseline (upper 99% bound of Δ)"
+    assert (at95.outcome, at99.outcome) == ("fail", "inconclusive")
+    assert wording.gate_name(at99) == (
+        "no drop in pass rate beyond 15 points vs baseline (99% bounds of Δ)"
+    )
     assert (at95.confidence, at99.confidence) == (0.95, 0.99)
     assert [c.confidence for c in outcome.comparisons] == [0.95, 0.99]
     # 99%, M = 5: U is the 1st largest subset mean after floor(0.01 · 32) = 0 → +∞ → +1
-    assert at99.value == 1.0
+    assert (at99.lower, at99.upper) == (-1.0, 1.0)
 
 
 def test_tag_restricts_the_paired_comparison(write_jsonl, tmp_path) -> None:
@@ -144,10 +152,10 @@ def test_tag_restricts_the_paired_comparison(write_jsonl, tmp_path) -> None:
     (comparison,) = tagged.comparisons
     assert comparison.shared == tuple("abcde")
     assert comparison.delta == pytest.approx(-0.36)  # mean of d over a-e only
-    assert not gate.passed and gate.tag == "critical"
-    assert gate.name == (
-        "no drop in pass rate beyond 0.15 vs baseline "
-        "(stimuli tagged critical, upper 95% bound of Δ)"
+    assert gate.outcome == "fail" and gate.tag == "critical"
+    assert wording.gate_name(gate) == (
+        "no drop in pass rate beyond 15 points vs baseline "
+        "(95% bounds of Δ, stimuli tagged critical)"
     )
     untagged = run_pair(write_jsonl, candidate, baseline, tmp_path=tmp_path, max_regression="0.15")
     assert untagged.verdict == "pass"  # Δ over all 15 is +(10 - 1.8)/15 = +0.547
@@ -172,9 +180,12 @@ def test_stimulus_scope_gives_one_holm_decision(write_jsonl, tmp_path) -> None:
     )
     (gate,) = outcome.gates
     assert gate.scope == "stimuli"
-    assert gate.name == "no stimulus worse than baseline (Holm, family-wise 95%)"
-    # c: 5/5 → 2/5 has the smallest Fisher p, 21/252 = 1/12; Holm × 5 = 5/12
-    assert gate.value == pytest.approx(5 / 12) and gate.passed
+    assert wording.gate_name(gate) == "no stimulus worse than baseline (Holm, family-wise 95%)"
+    # c: 5/5 → 2/5 has the smallest Fisher p, 21/252 = 1/12; Holm × 5 = 5/12: none shown
+    # worse; but 5 trials a side cannot rule out a 25-point drop on any of them either.
+    assert gate.p_value == pytest.approx(5 / 12) and gate.subject == "c"
+    assert gate.outcome == "inconclusive" and gate.failing == ()
+    assert set(gate.undecided) == set("abcde")
 
 
 def test_k_above_the_trials_is_a_config_error(write_jsonl, tmp_path) -> None:
@@ -223,5 +234,5 @@ def test_gates_keep_configuration_order_across_comparisons(write_jsonl, tmp_path
         ("min_improvement", "suite", 0.95),
     ]
     assert len(outcome.comparisons) == 2  # 95% and 99%
-    (row,) = [line for line in render_summary(outcome).splitlines() if "upper 99" in line]
-    assert "| ≥ 0 |" in row  # δ = 0 is "≥ 0", never "≥ -0"
+    (row,) = [line for line in render_summary(outcome).splitlines() if "(99% bounds" in line]
+    assert "| Δ ≥ 0 |" in row  # δ = 0 is "≥ 0", never "≥ -0"

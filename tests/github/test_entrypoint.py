@@ -241,6 +241,7 @@ def test_workflow_run_for_a_fork_comments_on_the_fork_pr(
         "trials": str(suite["trials"]),
         "flaky_stimuli": str(suite["flaky_stimuli"]),
         "failed_gates": str(len(failed)),
+        "inconclusive_gates": "0",
         "comment_url": comment["html_url"],
     }
     # Annotations: one error per failed gate, one warning per flaky stimulus, nothing else.
@@ -438,6 +439,11 @@ def test_the_no_comment_notice_is_under_the_verdict_and_survives_trimming(
     assert "`permissions: pull-requests: write`" in ours
 
 
+#: A gate every run passes: these tests are about reading and publishing, not verdicts
+#: (without any gate the default one would decide, and few trials leave it inconclusive).
+READER_ONLY = "version: 1\ngates:\n  pass_rate: 0.0\n"
+
+
 def _many_flaky(stimuli: int) -> str:
     records = [
         {"suite": "s", "stimulus": f"flaky-{i:02d}", "trial": t, "passed": t != 1}
@@ -457,7 +463,7 @@ def test_the_no_comment_warning_is_ranked_before_the_annotation_cap(
         sleeps,
         event_name="pull_request",
         event=pull_request_event(7, fork=True),
-        files={"many.jsonl": _many_flaky(14), "gate.yml": "version: 1\n"},
+        files={"many.jsonl": _many_flaky(14), "gate.yml": READER_ONLY},
         inputs={"results": "many.jsonl", "config": "gate.yml"},
     )
     assert run.exit_code == 0 and run.outputs["flaky_stimuli"] == "14"
@@ -551,7 +557,7 @@ def _reader_run(
         sleeps,
         event_name="pull_request",
         event=pull_request_event(7),
-        files={fixture.name: fixture.read_bytes(), "gate.yml": "version: 1\n"},
+        files={fixture.name: fixture.read_bytes(), "gate.yml": READER_ONLY},
         inputs={"results": fixture.name, "config": "gate.yml", "comment": "off", **inputs},
     )
 

@@ -1,0 +1,648 @@
+"""Three-outcome decision rules, and how much more data would decide them.
+
+A gate asks whether the truth lies on the right side of a target
+(statistics.md §8). With an interval [L, U] at the configured level and a
+``min`` target t::
+
+    pass          L ≥ t     (shown good)
+    fail          U < t     (shown bad)
+    inconclusive  otherwise (the data do not decide)
+
+and a ``max`` target mirrors it. A rule on the point estimate has no third
+outcome and no error control; a precision rule (interval half-width) passes or
+is inconclusive. Paired regression rules use a harm margin δ and a
+``detectable`` margin D ≥ δ (:func:`regression_outcome`).
+
+Every rule here is vectorised over simulated runs: ``evaluate(n, c)`` takes
+count matrices of shape (R, M) (R runs of M stimuli) and returns R outcomes, so
+the verdict on the real data (R = 1) and the simulations behind advice and
+planning (:func:`more_trials`, :func:`more_stimuli`) use one and the same rule.
+
+Outcomes are coded ``PASS = 1``, ``INCONCLUSIVE = 0``, ``FAIL = -1``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from gate.metrics._kernels import group_counts, pass_at_k_values, pass_hat_k_values
+from gate.metrics._validation import check_choice
+from gate.metrics.intervals import _rate_bounds, rate_p_value
+from gate.metrics.paired import (
+    alpha_of,
+    difference_bounds,
+    fisher_worse,
+    holm,
+    paired_bounds_batch,
+)
+
+__all__ = [
+    "FAIL",
+    "INCONCLUSIVE",
+    "OUTCOMES",
+    "PASS",
+    "IntervalRule",
+    "PairedRule",
+    "PointRule",
+    "PrecisionRule",
+    "RuleResult",
+    "latent_target",
+    "more_stimuli",
+    "more_trials",
+    "more_trials_paired",
+    "regression_outcome",
+    "stimulus_bounds",
+    "stimulus_estimates",
+    "stimulus_more_trials",
+    "three_way",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+CodeArray = npt.NDArray[np.int8]
+Direction = Literal["min", "max"]
+CountMetric = Literal["pass_rate", "pass_at_k", "pass_hat_k"]
+
+PASS, INCONCLUSIVE, FAIL = 1, 0, -1
+#: outcome code → name, as the report and the JSON write it.
+OUTCOMES: dict[int, str] = {PASS: "pass", INCONCLUSIVE: "inconclusive", FAIL: "fail"}
+# So that 0.7 computed as 0.7000000000000001 - ε still meets 0.7.
+_TOLERANCE = 1e-12
+#: advice searches stop here: beyond it "more trials" is not an answer anyone can act on.
+MAX_MORE_TRIALS = 10_000
+MAX_MORE_STIMULI = 100_000
+#: simulated runs per probability, and the element budget (runs × stimuli) they share.
+_MIN_RUNS, _MAX_RUNS, _ELEMENT_BUDGET = 200, 1_000, 2_000_000
+_SEED = 20_261_123
+
+
+def three_way(
+    lower: npt.ArrayLike, upper: npt.ArrayLike, target: float, direction: Direction
+) -> CodeArray:
+    """Pass, fail or inconclusive from interval bounds (statistics.md §8).
+
+    ``min``: pass when ``lower ≥ target``, fail when ``upper < target``.
+    ``max``: pass when ``upper ≤ target``, fail when ``lower > target``.
+
+    >>> three_way([0.82, 0.60, 0.55], [0.97, 0.85, 0.78], 0.8, "min").tolist()
+    [1, 0, -1]
+    """
+    lo = np.asarray(lower, dtype=np.float64)
+    hi = np.asarray(upper, dtype=np.float64)
+    if direction == "min":
+        good, bad = lo >= target - _TOLERANCE, hi < target - _TOLERANCE
+    else:
+        good, bad = hi <= target + _TOLERANCE, lo > target + _TOLERANCE
+    return np.where(good, PASS, np.where(bad, FAIL, INCONCLUSIVE)).astype(np.int8)
+
+
+def _point(value: npt.ArrayLike, target: float, direction: Direction) -> CodeArray:
+    v = np.asarray(value, dtype=np.float64)
+    ok = v >= target - _TOLERANCE if direction == "min" else v <= target + _TOLERANCE
+    return np.where(ok, PASS, FAIL).astype(np.int8)
+
+
+def _combine(stimuli: CodeArray) -> CodeArray:
+    """A per-stimulus gate: fail if any stimulus fails, else inconclusive if any is."""
+    any_fail = (stimuli == FAIL).any(axis=-1)
+    all_pass = (stimuli == PASS).all(axis=-1)
+    return np.where(any_fail, FAIL, np.where(all_pass, PASS, INCONCLUSIVE)).astype(np.int8)
+
+
+# --------------------------------------------------------------------------- per-stimulus values
+
+
+def latent_target(metric: CountMetric, target: float, k: int) -> float:
+    """The pass probability p0 at which the latent metric equals ``target``.
+
+    g(p) = p, 1-(1-p)^k or p^k is increasing, so ``g(p) ≥ t`` ⇔ ``p ≥ g⁻¹(t)``.
+
+    >>> latent_target("pass_hat_k", 0.729, 3), round(latent_target("pass_at_k", 0.875, 3), 12)
+    (0.9, 0.5)
+    """
+    t = min(max(float(target), 0.0), 1.0)
+    if metric == "pass_hat_k":
+        return round(float(t ** (1.0 / k)), 15)
+    if metric == "pass_at_k":
+        return 1.0 - float((1.0 - t) ** (1.0 / k))
+    return t
+
+
+def _by_pair(
+    n: npt.ArrayLike, c: npt.ArrayLike, values: Callable[[IntArray, IntArray], FloatArray]
+) -> FloatArray:
+    """``values`` once per distinct (n, c) pair, scattered back to ``n``'s shape."""
+    n_arr = np.asarray(n, dtype=np.int64)
+    c_arr = np.asarray(c, dtype=np.int64)
+    if n_arr.size == 0:
+        return np.zeros(n_arr.shape)
+    groups = group_counts(n_arr, c_arr)
+    return np.asarray(values(groups.n, groups.c), dtype=np.float64)[groups.inverse].reshape(
+        n_arr.shape
+    )
+
+
+def stimulus_estimates(
+    metric: CountMetric, n: npt.ArrayLike, c: npt.ArrayLike, k: int
+) -> FloatArray:
+    """Unbiased per-stimulus estimates of any shape: c/n, pass@k or pass^k.
+
+    >>> stimulus_estimates("pass_hat_k", [[5, 5, 3]], [[4, 5, 1]], 2).tolist()
+    [[0.6, 1.0, 0.0]]
+    """
+    if metric == "pass_at_k":
+        return _by_pair(n, c, lambda nu, cu: pass_at_k_values(nu, cu, k))
+    if metric == "pass_hat_k":
+        return _by_pair(n, c, lambda nu, cu: pass_hat_k_values(nu, cu, k))
+    return np.asarray(c, dtype=np.float64) / np.asarray(n, dtype=np.float64)
+
+
+def _map(metric: CountMetric, p: FloatArray, k: int) -> FloatArray:
+    if metric == "pass_hat_k":
+        return np.asarray(p**k, dtype=np.float64)
+    if metric == "pass_at_k":
+        with np.errstate(divide="ignore"):
+            return np.asarray(0.0 - np.expm1(k * np.log1p(-p)), dtype=np.float64)
+    return p
+
+
+def stimulus_bounds(
+    metric: CountMetric,
+    n: npt.ArrayLike,
+    c: npt.ArrayLike,
+    k: int,
+    confidence: float,
+    method: str,
+) -> tuple[FloatArray, FloatArray]:
+    """Per-stimulus two-sided interval of the latent metric, any shape (rate bounds mapped)."""
+
+    def bounds(nu: IntArray, cu: IntArray) -> FloatArray:
+        lo, hi = _rate_bounds(
+            cu.astype(np.float64), nu.astype(np.float64), confidence, method, 1.0, 1.0
+        )
+        return np.stack([_map(metric, np.asarray(lo), k), _map(metric, np.asarray(hi), k)], -1)
+
+    n_arr = np.asarray(n, dtype=np.int64)
+    c_arr = np.asarray(c, dtype=np.int64)
+    groups = group_counts(n_arr, c_arr)
+    both = bounds(groups.n, groups.c)[groups.inverse]
+    return both[:, 0].reshape(n_arr.shape), both[:, 1].reshape(n_arr.shape)
+
+
+def _suite_bounds(
+    metric: CountMetric,
+    estimate: FloatArray,
+    n: IntArray,
+    k: int,
+    confidence: float,
+    method: str,
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`gate.metrics.suite_interval` for a batch of runs (``n`` shape (R, M)).
+
+    n_eff = M·min(nᵢ)/k, with k = 1 for the pass rate (a U-statistic of degree 1).
+    """
+    degree = 1 if metric == "pass_rate" else k
+    n_eff = n.shape[-1] * np.min(n, axis=-1).astype(np.float64) / degree
+    lo, hi = _rate_bounds(estimate * n_eff, n_eff, confidence, method, 1.0, 1.0)
+    # An interval must contain the observed value at the edges (``beta`` excludes them).
+    lo = np.where(estimate <= 0.0, 0.0, np.minimum(lo, estimate))
+    hi = np.where(estimate >= 1.0, 1.0, np.maximum(hi, estimate))
+    return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+
+
+# --------------------------------------------------------------------------- rules
+
+
+class RuleResult(NamedTuple):
+    """A rule applied to R runs.
+
+    Attributes:
+        outcome: (R,) codes: ``PASS``, ``INCONCLUSIVE`` or ``FAIL``.
+        value: (R,) the value the gate is about (suite estimate, or the worst stimulus's).
+        lower, upper: (R,) the bounds decided on (NaN for a point-estimate rule).
+        stimuli: (R, M) per-stimulus codes for a per-stimulus rule, else ``None``.
+    """
+
+    outcome: CodeArray
+    value: FloatArray
+    lower: FloatArray
+    upper: FloatArray
+    stimuli: CodeArray | None = None
+
+
+def _matrices(*arrays: npt.ArrayLike) -> list[IntArray]:
+    """Count arrays as (R, M) int64 matrices of one shape (a run's n broadcasts over runs)."""
+    matrices = [np.atleast_2d(np.asarray(x, dtype=np.int64)) for x in arrays]
+    return [np.ascontiguousarray(x) for x in np.broadcast_arrays(*matrices)]
+
+
+def _worst(values: FloatArray, direction: Direction) -> IntArray:
+    return np.asarray(
+        np.argmin(values, axis=-1) if direction == "min" else np.argmax(values, axis=-1)
+    )
+
+
+def _pick(values: FloatArray, index: IntArray) -> FloatArray:
+    return np.take_along_axis(values, index[:, None], axis=-1)[:, 0]
+
+
+@dataclass(frozen=True)
+class IntervalRule:
+    """Decide a count metric on its interval: pass when the interval clears the target.
+
+    ``scope="suite"``: the suite value (mean of unbiased per-stimulus estimates) and
+    its interval (:func:`gate.metrics.suite_interval`: the one-rate ``method`` at
+    n_eff = M·min(nᵢ)/k). ``scope="stimuli"``: every stimulus decided on its own
+    interval; a stimulus passes when min(lower bound, estimate) reaches the target
+    (never more lenient than the estimate) and fails when Holm's step-down over the
+    stimuli, at α/2 (the upper side of the two-sided interval), rejects "this
+    stimulus meets the target" (family-wise error ≤ α/2 for the fail side; the pass
+    side is an intersection-union test and needs no adjustment).
+    """
+
+    metric: CountMetric
+    k: int
+    target: float
+    direction: Direction = "min"
+    confidence: float = 0.95
+    method: str = "wilson"
+    scope: Literal["suite", "stimuli"] = "suite"
+
+    def evaluate(self, n: npt.ArrayLike, c: npt.ArrayLike) -> RuleResult:
+        n2, c2 = _matrices(n, c)
+        estimates = stimulus_estimates(self.metric, n2, c2, self.k)
+        if self.scope == "suite":
+            value = estimates.mean(axis=-1)
+            lo, hi = _suite_bounds(self.metric, value, n2, self.k, self.confidence, self.method)
+            return RuleResult(three_way(lo, hi, self.target, self.direction), value, lo, hi)
+        lo, hi = stimulus_bounds(self.metric, n2, c2, self.k, self.confidence, self.method)
+        if self.direction == "min":
+            decided_on, against = np.minimum(lo, estimates), hi
+        else:
+            decided_on, against = np.maximum(hi, estimates), lo
+        codes = three_way(
+            decided_on if self.direction == "min" else against,
+            against if self.direction == "min" else decided_on,
+            self.target,
+            self.direction,
+        )
+        # The fail side of each stimulus, with Holm's step-down across stimuli.
+        alpha = alpha_of(self.confidence)
+        p0 = latent_target(self.metric, self.target, self.k)
+        alternative = "less" if self.direction == "min" else "greater"
+        p = _by_pair(n2, c2, lambda nu, cu: rate_p_value(cu, nu, p0, self.method, alternative))
+        missed = estimates < self.target if self.direction == "min" else estimates > self.target
+        shown_bad = (holm(p) <= alpha / 2.0 + _TOLERANCE) & missed
+        codes = np.where(codes == PASS, PASS, np.where(shown_bad, FAIL, INCONCLUSIVE))
+        codes = codes.astype(np.int8)
+        worst = _worst(estimates, self.direction)
+        return RuleResult(
+            _combine(codes),
+            _pick(estimates, worst),
+            _pick(decided_on if self.direction == "min" else against, worst),
+            _pick(against if self.direction == "min" else decided_on, worst),
+            codes,
+        )
+
+
+@dataclass(frozen=True)
+class PointRule:
+    """Decide on the point estimate alone: pass or fail, no error control."""
+
+    metric: str
+    k: int
+    target: float
+    direction: Direction = "min"
+    scope: Literal["suite", "stimuli"] = "suite"
+
+    def decide_values(self, values: npt.ArrayLike) -> RuleResult:
+        """Per-stimulus values (R, M) of any metric → the suite mean or every stimulus."""
+        v = np.atleast_2d(np.asarray(values, dtype=np.float64))
+        nan = np.full(v.shape[0], np.nan)
+        if self.scope == "suite":
+            value = v.mean(axis=-1)
+            return RuleResult(_point(value, self.target, self.direction), value, nan, nan)
+        codes = _point(v, self.target, self.direction)
+        worst = _worst(v, self.direction)
+        return RuleResult(_combine(codes), _pick(v, worst), nan, nan, codes)
+
+    def evaluate(self, n: npt.ArrayLike, c: npt.ArrayLike) -> RuleResult:
+        n2, c2 = _matrices(n, c)
+        if self.metric == "flakiness":
+            values = np.minimum(c2, n2 - c2) / n2
+        elif self.metric in ("pass_rate", "pass_at_k", "pass_hat_k"):
+            values = stimulus_estimates(self.metric, n2, c2, self.k)  # type: ignore[arg-type]
+        else:
+            check_choice(self.metric, "counts metric", ("pass_rate", "pass_at_k", "pass_hat_k"))
+        return self.decide_values(values)
+
+
+@dataclass(frozen=True)
+class PrecisionRule:
+    """Enough data: pass when the interval half-width is at most ``target``, else inconclusive."""
+
+    metric: CountMetric
+    k: int
+    target: float
+    confidence: float = 0.95
+    method: str = "wilson"
+    scope: Literal["suite", "stimuli"] = "suite"
+
+    def evaluate(self, n: npt.ArrayLike, c: npt.ArrayLike) -> RuleResult:
+        n2, c2 = _matrices(n, c)
+        estimates = stimulus_estimates(self.metric, n2, c2, self.k)
+        if self.scope == "suite":
+            value = estimates.mean(axis=-1)
+            lo, hi = _suite_bounds(self.metric, value, n2, self.k, self.confidence, self.method)
+            half = (hi - lo) / 2.0
+            codes = np.where(half <= self.target + _TOLERANCE, PASS, INCONCLUSIVE)
+            return RuleResult(codes.astype(np.int8), half, lo, hi)
+        lo, hi = stimulus_bounds(self.metric, n2, c2, self.k, self.confidence, self.method)
+        half = (hi - lo) / 2.0
+        codes = np.where(half <= self.target + _TOLERANCE, PASS, INCONCLUSIVE).astype(np.int8)
+        worst = _worst(half, "max")
+        return RuleResult(
+            _combine(codes), _pick(half, worst), _pick(lo, worst), _pick(hi, worst), codes
+        )
+
+
+def regression_outcome(
+    lower: npt.ArrayLike,
+    upper: npt.ArrayLike,
+    kind: Literal["max_regression", "min_improvement"],
+    margin: float,
+    detectable: float,
+) -> CodeArray:
+    """Three outcomes of a paired comparison from one-sided bounds of Δ.
+
+    ``max_regression`` (harm margin δ = ``margin``, detectable D ≥ δ)::
+
+        fail  U < -δ     a drop larger than δ is shown
+        pass  L ≥ -D     a drop larger than D is ruled out
+        (fail wins when both hold: the harm is shown)
+
+    ``min_improvement`` (claimed gain ε = ``margin``, detectable D ≥ ε)::
+
+        pass  L > ε      a gain larger than ε is shown
+        fail  U < D      a gain of D or more is ruled out
+        (pass wins when both hold: the claim is shown)
+
+    >>> lower, upper = [-0.20, -0.09, -0.15], [-0.07, 0.03, 0.02]
+    >>> regression_outcome(lower, upper, "max_regression", 0.05, 0.10).tolist()
+    [-1, 1, 0]
+    """
+    lo = np.asarray(lower, dtype=np.float64)
+    hi = np.asarray(upper, dtype=np.float64)
+    if kind == "max_regression":
+        bad = hi < -margin - _TOLERANCE
+        good = lo >= -detectable - _TOLERANCE
+        return np.where(bad, FAIL, np.where(good, PASS, INCONCLUSIVE)).astype(np.int8)
+    good = lo > margin + _TOLERANCE
+    bad = hi < detectable - _TOLERANCE
+    return np.where(good, PASS, np.where(bad, FAIL, INCONCLUSIVE)).astype(np.int8)
+
+
+@dataclass(frozen=True)
+class PairedRule:
+    """A regression gate: candidate against baseline over paired stimuli.
+
+    ``scope="suite"``: one-sided ``confidence`` bounds of Δ = mean(d_i) from the
+    paired test (:func:`gate.metrics.paired.paired_test`), decided by
+    :func:`regression_outcome`. ``scope="stimuli"`` (max_regression with δ = 0):
+    a stimulus fails when its Holm-adjusted one-sided Fisher exact p-value is ≤ α
+    (shown worse), passes when Newcombe's lower bound of p_cand - p_base is ≥ -D
+    (a drop larger than D ruled out); the gate fails if any fails, else is
+    inconclusive if any is.
+    """
+
+    kind: Literal["max_regression", "min_improvement"]
+    metric: Literal["pass_rate", "pass_hat_k", "score"]
+    k: int
+    margin: float
+    detectable: float
+    confidence: float = 0.95
+    scope: Literal["suite", "stimuli"] = "suite"
+
+    def decide_bounds(self, lower: npt.ArrayLike, upper: npt.ArrayLike) -> CodeArray:
+        return regression_outcome(lower, upper, self.kind, self.margin, self.detectable)
+
+    def differences(self, n_b: IntArray, c_b: IntArray, n_c: IntArray, c_c: IntArray) -> FloatArray:
+        metric: CountMetric = "pass_hat_k" if self.metric == "pass_hat_k" else "pass_rate"
+        return stimulus_estimates(metric, n_c, c_c, self.k) - stimulus_estimates(
+            metric, n_b, c_b, self.k
+        )
+
+    def evaluate_stimuli(
+        self, n_b: npt.ArrayLike, c_b: npt.ArrayLike, n_c: npt.ArrayLike, c_c: npt.ArrayLike
+    ) -> RuleResult:
+        """The per-stimulus rule on count matrices of shape (R, M)."""
+        nb, cb, nc, cc = _matrices(n_b, c_b, n_c, c_c)
+        alpha = alpha_of(self.confidence)
+        fisher = np.vectorize(fisher_worse, otypes=[np.float64])
+        p = fisher(nb, cb, nc, cc)
+        worse = holm(p) <= alpha + _TOLERANCE
+        lower, upper = difference_bounds(nb, cb, nc, cc, self.confidence)
+        ruled_out = lower >= -self.detectable - _TOLERANCE
+        codes = np.where(worse, FAIL, np.where(ruled_out, PASS, INCONCLUSIVE)).astype(np.int8)
+        d = cc / nc - cb / nb
+        worst = _worst(lower, "min")
+        return RuleResult(
+            _combine(codes), _pick(d, worst), _pick(lower, worst), _pick(upper, worst), codes
+        )
+
+    def evaluate_counts(
+        self, n_b: npt.ArrayLike, c_b: npt.ArrayLike, n_c: npt.ArrayLike, c_c: npt.ArrayLike
+    ) -> RuleResult:
+        """Simulation path: R runs at once (the sign-flip test with sampled patterns)."""
+        nb, cb, nc, cc = _matrices(n_b, c_b, n_c, c_c)
+        if self.scope == "stimuli":
+            return self.evaluate_stimuli(nb, cb, nc, cc)
+        return self.evaluate_differences(self.differences(nb, cb, nc, cc))
+
+    def evaluate_differences(self, d: npt.ArrayLike) -> RuleResult:
+        diffs = np.atleast_2d(np.asarray(d, dtype=np.float64))
+        lower, upper = paired_bounds_batch(diffs, confidence=self.confidence)
+        return RuleResult(self.decide_bounds(lower, upper), diffs.mean(axis=-1), lower, upper)
+
+
+# --------------------------------------------------------------------------- advice
+
+
+def _runs(stimuli: int) -> int:
+    return int(min(_MAX_RUNS, max(_MIN_RUNS, _ELEMENT_BUDGET // max(stimuli, 1))))
+
+
+def _smallest(
+    probability: Callable[[int], float], power: float, cap: int, start: int = 1
+) -> int | None:
+    """Smallest m in [start, cap] with probability(m) ≥ power (doubling, then bisection)."""
+    low, high = start - 1, start
+    while probability(high) < power:
+        if high >= cap:
+            return None
+        low, high = high, min(cap, high * 2)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if probability(middle) >= power:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def _decided(outcome: CodeArray) -> float:
+    return float(np.mean(outcome != INCONCLUSIVE))
+
+
+def more_trials(
+    rule: IntervalRule | PrecisionRule,
+    n: npt.ArrayLike,
+    c: npt.ArrayLike,
+    *,
+    power: float = 0.8,
+    seed: int = _SEED,
+    cap: int = MAX_MORE_TRIALS,
+) -> int | None:
+    """Additional trials per stimulus that decide ``rule`` with probability ≥ ``power``.
+
+    "At the current estimates": each stimulus keeps its c passes of n trials and
+    its next m trials pass with probability c/n; the rule is applied to
+    (n + m, c + Binomial(m, c/n)) in simulated runs (a few hundred, seeded, so the
+    answer is reproducible) and m is the smallest with P(pass or fail) ≥ ``power``.
+    ``None`` when even ``cap`` more trials would not (the estimate sits on the target).
+    """
+    n_arr = np.asarray(n, dtype=np.int64).ravel()
+    c_arr = np.asarray(c, dtype=np.int64).ravel()
+    p = c_arr / n_arr
+    runs = _runs(n_arr.size)
+
+    def probability(m: int) -> float:
+        rng = np.random.default_rng(seed)
+        extra = rng.binomial(m, p, size=(runs, p.size))
+        return _decided(rule.evaluate(n_arr + m, c_arr + extra).outcome)
+
+    return _smallest(probability, power, cap)
+
+
+def stimulus_more_trials(
+    rule: IntervalRule | PrecisionRule,
+    n: npt.ArrayLike,
+    c: npt.ArrayLike,
+    *,
+    power: float = 0.8,
+    seed: int = _SEED,
+    cap: int = MAX_MORE_TRIALS,
+) -> list[int | None]:
+    """Per stimulus of a ``scope="stimuli"`` rule: more trials deciding it with ≥ ``power``.
+
+    Stimuli decided now get 0. The family is simulated as a whole (Holm's
+    adjustment couples the stimuli) at a geometric grid of m, and each stimulus
+    gets the first m on the grid at which it is decided with probability ≥ ``power``
+    (the grid steps by about 25%, so an answer may overshoot by that much).
+    """
+    n_arr = np.asarray(n, dtype=np.int64).ravel()
+    c_arr = np.asarray(c, dtype=np.int64).ravel()
+    now = rule.evaluate(n_arr, c_arr).stimuli
+    assert now is not None, "a scope='stimuli' rule"
+    answer: list[int | None] = [0 if code != INCONCLUSIVE else None for code in now[0]]
+    open_ = [i for i, a in enumerate(answer) if a is None]
+    if not open_:
+        return answer
+    p = c_arr / n_arr
+    runs = _runs(n_arr.size)
+    m = 1
+    while open_ and m <= cap:
+        rng = np.random.default_rng(seed)
+        extra = rng.binomial(m, p, size=(runs, p.size))
+        codes = rule.evaluate(n_arr + m, c_arr + extra).stimuli
+        assert codes is not None
+        rate = np.mean(codes != INCONCLUSIVE, axis=0)
+        for i in [i for i in open_ if rate[i] >= power]:
+            answer[i] = m
+        open_ = [i for i in open_ if answer[i] is None]
+        m = max(m + 1, math.ceil(m * 1.25))
+    return answer
+
+
+def more_trials_paired(
+    rule: PairedRule,
+    n_b: npt.ArrayLike,
+    c_b: npt.ArrayLike,
+    n_c: npt.ArrayLike,
+    c_c: npt.ArrayLike,
+    *,
+    power: float = 0.8,
+    seed: int = _SEED,
+    cap: int = MAX_MORE_TRIALS,
+) -> int | None:
+    """Additional trials per stimulus, on both runs, that decide a paired rule (≥ ``power``).
+
+    Each run keeps its counts and adds m trials per paired stimulus at its current
+    rate. More trials shrink only the within-stimulus noise: when the stimuli
+    themselves differ, no number of trials may decide, and ``None`` says so (see
+    :func:`more_stimuli`). Score comparisons have no trial model: ``None``.
+    """
+    if rule.metric == "score":
+        return None
+    arrays = [np.asarray(x, dtype=np.int64).ravel() for x in (n_b, c_b, n_c, c_c)]
+    nb, cb, nc, cc = arrays
+    pb, pc = cb / nb, cc / nc
+    runs = _runs(nb.size)
+
+    def probability(m: int) -> float:
+        rng = np.random.default_rng(seed)
+        extra_b = rng.binomial(m, pb, size=(runs, pb.size))
+        extra_c = rng.binomial(m, pc, size=(runs, pc.size))
+        result = rule.evaluate_counts(nb + m, cb + extra_b, nc + m, cc + extra_c)
+        return _decided(result.outcome)
+
+    return _smallest(probability, power, cap)
+
+
+def more_stimuli(
+    rule: PairedRule,
+    differences: npt.ArrayLike,
+    *,
+    power: float = 0.8,
+    seed: int = _SEED,
+    cap: int = MAX_MORE_STIMULI,
+) -> int | None:
+    """Paired stimuli in all (M' > M) that would decide a suite-level paired rule (≥ ``power``).
+
+    "At the current estimates": new stimuli are like the M observed ones, i.e. their
+    differences d are drawn with replacement from the observed d_i (a bootstrap of
+    stimuli at the current trials per stimulus). Returns the total M', or ``None``
+    when even ``cap`` stimuli would not decide (Δ sits on a margin).
+    """
+    d = np.asarray(differences, dtype=np.float64).ravel()
+    if d.size == 0:
+        return None
+    runs = _runs(d.size)
+    uniform = np.full(d.size, 1.0 / d.size)
+
+    def probability(total: int) -> float:
+        rng = np.random.default_rng(seed)
+        if total < 30:
+            sample = d[rng.integers(0, d.size, size=(runs, total))]
+            return _decided(rule.evaluate_differences(sample).outcome)
+        # The t path needs only each run's mean and sd: multinomial counts of the
+        # observed values give them at any M' for the cost of M.
+        counts = rng.multinomial(total, uniform, size=runs).astype(np.float64)
+        mean = counts @ d / total
+        var = np.maximum(counts @ (d * d) - total * mean * mean, 0.0) / (total - 1)
+        from gate.metrics._special import stdtrit
+
+        q = float(stdtrit(total - 1, 1.0 - alpha_of(rule.confidence)))
+        se = np.sqrt(var / total)
+        zero = var <= 0.0
+        lower = np.clip(np.where(zero, mean, mean - q * se), -1.0, 1.0)
+        upper = np.clip(np.where(zero, mean, mean + q * se), -1.0, 1.0)
+        return _decided(rule.decide_bounds(lower, upper))
+
+    return _smallest(probability, power, cap, start=d.size + 1)

@@ -1,0 +1,726 @@
+"""Paired statistics of a candidate run against a baseline run (statistics.md §4, §5).
+
+Pure numbers: no stimulus ids, no wording. :mod:`gate.compare` pairs the stimuli
+of two runs and calls these; :mod:`gate.gates` turns the bounds into decisions;
+the report words them.
+
+Notation (``s`` is the per-stimulus value of the compared metric)::
+
+    d_i = s_candidate,i - s_baseline,i          (i over the M paired stimuli)
+    Δ   = mean(d)                               (negative: the candidate is worse)
+    SE  = sd(d) / sqrt(M)                       (sd with M - 1 in the denominator)
+
+Analysing per-stimulus means already clusters the K trials of a stimulus, so no
+trial-level independence across stimuli is assumed (Miller 2024, "Adding Error
+Bars to Evals", arXiv:2411.00640).
+
+Suite-level test (:func:`paired_test`), chosen by :data:`T_MIN_STIMULI`:
+
+- ``M ≥ 30``: paired t with ``M - 1`` degrees of freedom.
+- ``M < 30``: sign-flip permutation test (under H0 each d_i is symmetric around
+  zero, so all ``2^M`` sign patterns are equally likely): exact enumeration when
+  ``M ≤ 20``, else 65,536 random patterns with a fixed seed (Monte-Carlo,
+  ``p = (1 + count)/(B + 1)``, valid by Phipson & Smyth 2010).
+- Zero spread (every d_i equal; SE = 0 and t undefined): the exact sign-flip
+  test in closed form, at any M.
+
+Per stimulus: a one-sided Fisher exact test on the 2×2 pass/fail counts
+(:func:`fisher_worse`), Holm's step-down (:func:`holm`) for a family-wise gate,
+Benjamini-Hochberg (:func:`benjamini_hochberg`) for triage lists, and Newcombe's
+hybrid score interval (:func:`difference_bounds`) to rule out a drop.
+
+Only numpy, the standard library and ``scipy.special`` (through ``_special``) are
+imported.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Literal, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from gate.metrics._special import gammaln, normal_quantile, stdtr, stdtrit
+from gate.metrics._validation import check_choice, check_confidence, check_finite_values, check_int
+
+__all__ = [
+    "DEFAULT_POWER",
+    "ENUMERATE_MAX_STIMULI",
+    "MONTE_CARLO_PATTERNS",
+    "T_MIN_STIMULI",
+    "PairedTest",
+    "alpha_of",
+    "benjamini_hochberg",
+    "difference_bounds",
+    "fisher_min",
+    "fisher_worse",
+    "holm",
+    "min_sign_flip_stimuli",
+    "minimum_detectable_effect",
+    "paired_bounds_batch",
+    "paired_test",
+    "trials_needed",
+    "within_variance",
+]
+
+FloatArray = npt.NDArray[np.float64]
+Method = Literal["auto", "t", "permutation"]
+TestName = Literal[
+    "paired t", "exact sign-flip permutation", "Monte-Carlo sign-flip permutation", "none"
+]
+
+#: From this many paired stimuli on, ``method="auto"`` uses the paired t test.
+T_MIN_STIMULI = 30
+#: Up to this many paired stimuli the 2^M sign patterns are all enumerated (2^20 ≈ 10^6).
+ENUMERATE_MAX_STIMULI = 20
+#: Random sign patterns drawn when there are too many to enumerate.
+MONTE_CARLO_PATTERNS = 65_536
+#: Power at which minimum detectable effects and advice are stated.
+DEFAULT_POWER = 0.8
+
+# Subset sums of rational differences (c/n - c'/n') that are 0 in exact arithmetic come out
+# as ±1e-16 in floating point. A tie counts as "at least as extreme" (the conservative
+# convention), so comparisons allow this much slack.
+_TIE = 1e-9
+# Fisher's exact test is summed in exact integers below this many trials, in logs above.
+_EXACT_FISHER_MAX = 2_000
+
+
+def alpha_of(confidence: float) -> float:
+    """α = 1 - confidence, rounded so that 1 - 0.95 is 0.05 and not 0.050000000000000044.
+
+    >>> alpha_of(0.95)
+    0.05
+    """
+    return round(1.0 - check_confidence(confidence), 12)
+
+
+# --------------------------------------------------------------------------- per stimulus
+
+
+def holm(p_values: npt.ArrayLike) -> FloatArray:
+    """Holm's step-down adjusted p-values (Holm 1979, Scand. J. Statist. 6:65-70).
+
+    Sort ``p_(1) ≤ … ≤ p_(m)``; ``p̃_(i) = max_{j ≤ i} min(1, (m - j + 1) p_(j))``.
+    Rejecting every hypothesis with ``p̃ ≤ α`` is exactly Holm's rule "reject while
+    ``p_(i) ≤ α/(m - i + 1)``" and controls the family-wise error rate at α under
+    any dependence between the tests. Works along the last axis (a batch of
+    families at once).
+
+    >>> holm([0.01, 0.04, 0.03, 0.005]).tolist()
+    [0.03, 0.06, 0.06, 0.02]
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    if p.ndim == 0:
+        p = p.reshape(1)
+    m = p.shape[-1]
+    if m == 0:
+        return np.empty(p.shape)
+    order = np.argsort(p, axis=-1, kind="stable")
+    ordered = np.take_along_axis(p, order, axis=-1)
+    scaled = (m - np.arange(m)) * ordered
+    adjusted_sorted = np.minimum(1.0, np.maximum.accumulate(scaled, axis=-1))
+    adjusted = np.empty_like(adjusted_sorted)
+    np.put_along_axis(adjusted, order, adjusted_sorted, axis=-1)
+    return adjusted
+
+
+def benjamini_hochberg(p_values: npt.ArrayLike) -> FloatArray:
+    """Benjamini-Hochberg adjusted p-values (q-values), for triage lists.
+
+    ``q_(i) = min_{j ≥ i} min(1, m p_(j) / j)``; listing every stimulus with
+    ``q ≤ α`` controls the false discovery rate at α (independent or positively
+    dependent tests). Equal to ``scipy.stats.false_discovery_control(p)``. Not a
+    build gate: use :func:`holm` to fail builds.
+
+    >>> benjamini_hochberg([0.01, 0.04, 0.03, 0.005]).tolist()
+    [0.02, 0.04, 0.04, 0.02]
+    """
+    p = np.asarray(p_values, dtype=np.float64).ravel()
+    m = p.size
+    if m == 0:
+        return np.empty(0)
+    order = np.argsort(p, kind="stable")
+    scaled = p[order] * m / np.arange(1, m + 1)
+    q_sorted = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    q = np.empty(m)
+    q[order] = q_sorted
+    return q
+
+
+@functools.lru_cache(maxsize=4096)
+def fisher_worse(n_a: int, c_a: int, n_b: int, c_b: int) -> float:
+    """One-sided Fisher exact p-value that run B passes this stimulus less often than run A.
+
+    A is the baseline (``c_a`` of ``n_a`` trials passed), B the candidate. Given
+    both runs' trial counts and the total passes ``T = c_a + c_b`` (the margins of
+    the 2×2 table), A's passes ``X`` follow ``Hypergeometric(N = n_a + n_b, T, n_a)``
+    when the pass probability is the same in both runs::
+
+        p = P(X ≥ c_a) = Σ_{x ≥ c_a} C(T, x) C(N - T, n_a - x) / C(N, n_a)
+
+    Summed in exact integers (one correctly rounded division) up to 2,000 trials,
+    in logs above. The smallest attainable value is :func:`fisher_min`.
+    Cached: suites repeat the same few (n, c) tables.
+
+    >>> fisher_worse(5, 5, 5, 2)  # 21/252
+    0.08333333333333333
+    """
+    total, passes = n_a + n_b, c_a + c_b
+    if n_a == 0 or n_b == 0:
+        return 1.0
+    top = min(passes, n_a)
+    if total <= _EXACT_FISHER_MAX:
+        numerator = sum(
+            math.comb(passes, x) * math.comb(total - passes, n_a - x) for x in range(c_a, top + 1)
+        )
+        return min(1.0, numerator / math.comb(total, n_a))
+    x = np.arange(c_a, top + 1, dtype=np.float64)
+
+    def log_comb(a: float, b: FloatArray | float) -> FloatArray:
+        return np.asarray(gammaln(a + 1.0) - gammaln(b + 1.0) - gammaln(a - b + 1.0))
+
+    terms = log_comb(passes, x) + log_comb(total - passes, n_a - x) - log_comb(total, n_a)
+    peak = float(np.max(terms))
+    return min(1.0, math.exp(peak) * float(np.sum(np.exp(terms - peak))))
+
+
+def fisher_min(n_a: int, n_b: int) -> float:
+    """The smallest p-value :func:`fisher_worse` can reach at these trial counts.
+
+    >>> fisher_min(3, 3)  # 1 / C(6, 3)
+    0.05
+    """
+    total = n_a + n_b
+    if total <= _EXACT_FISHER_MAX:
+        return 1.0 / math.comb(total, n_a)
+    return math.exp(-(gammaln(total + 1) - gammaln(n_a + 1) - gammaln(n_b + 1)))
+
+
+def _wilson(c: FloatArray, n: FloatArray, z: float) -> tuple[FloatArray, FloatArray]:
+    p = c / n
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    centre = (p + z2 / (2.0 * n)) / denom
+    half = z * np.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
+    lo = np.where(c == 0, 0.0, np.clip(centre - half, 0.0, 1.0))
+    hi = np.where(c == n, 1.0, np.clip(centre + half, 0.0, 1.0))
+    return lo, hi
+
+
+def difference_bounds(
+    n_a: npt.ArrayLike,
+    c_a: npt.ArrayLike,
+    n_b: npt.ArrayLike,
+    c_b: npt.ArrayLike,
+    confidence: float = 0.95,
+) -> tuple[FloatArray, FloatArray]:
+    """One-sided bounds (lower, upper) of ``p_B - p_A`` at ``confidence`` each.
+
+    Newcombe's hybrid score interval ("method 10", Newcombe 1998, "Interval
+    estimation for the difference between independent proportions", Stat. Med.
+    17:873-890), built from the Wilson bounds ``l, u`` of each proportion at
+    ``z = z_{confidence}`` (one-sided)::
+
+        lower = d̂ - sqrt((p̂_B - l_B)² + (u_A - p̂_A)²)
+        upper = d̂ + sqrt((u_B - p̂_B)² + (p̂_A - l_A)²)
+
+    It keeps close to nominal coverage at small n and never leaves [-1, 1].
+
+    Both 10/10: Wilson's one-sided lower bound is 10/(10 + z²) = 0.7871 at
+    z = 1.6449, so a drop larger than 21.3 points is ruled out:
+
+    >>> lo, hi = difference_bounds(10, 10, 10, 10, 0.95)
+    >>> round(float(lo), 4), round(float(hi), 4)
+    (-0.2129, 0.2129)
+    """
+    level = check_confidence(confidence)
+    z = normal_quantile(level)
+    na, ca = np.asarray(n_a, dtype=np.float64), np.asarray(c_a, dtype=np.float64)
+    nb, cb = np.asarray(n_b, dtype=np.float64), np.asarray(c_b, dtype=np.float64)
+    la, ua = _wilson(ca, na, z)
+    lb, ub = _wilson(cb, nb, z)
+    pa, pb = ca / na, cb / nb
+    d = pb - pa
+    lower = d - np.sqrt((pb - lb) ** 2 + (ua - pa) ** 2)
+    upper = d + np.sqrt((ub - pb) ** 2 + (pa - la) ** 2)
+    return np.clip(lower, -1.0, 1.0), np.clip(upper, -1.0, 1.0)
+
+
+# --------------------------------------------------------------------------- paired test
+
+
+class PairedTest(NamedTuple):
+    """The suite-level paired test of ``d_i = candidate_i - baseline_i``.
+
+    Attributes:
+        method: ``"paired t"``, ``"exact sign-flip permutation"``,
+            ``"Monte-Carlo sign-flip permutation"``, or ``"none"`` (no pairs).
+        stimuli: M, the number of paired differences.
+        delta: Δ = mean(d); ``None`` when M = 0.
+        se: sd(d)/sqrt(M); ``None`` when M < 2.
+        statistic: For the t test, ``t = Δ / SE``; ``None`` otherwise.
+        df: Degrees of freedom of the t test (M - 1), else ``None``.
+        patterns: Sign patterns used by the permutation test (2^M, or the
+            Monte-Carlo count plus the observed one), else ``None``.
+        seed: Seed of the Monte-Carlo patterns, else ``None``.
+        requested: The ``method`` asked for: ``"auto"``, or ``"t"``/``"permutation"`` forced.
+        zero_spread: Every d_i is equal (SE = 0): t is undefined there.
+        margin: δ of H0: Δ ≥ -δ (``p_worse``).
+        gain: ε of H0: Δ ≤ ε (``p_better``).
+        p_worse: One-sided p-value of H0: Δ ≥ -margin against Δ < -margin.
+        p_better: One-sided p-value of H0: Δ ≤ gain against Δ > gain.
+        rejects_worse: ``p_worse ≤ α``, equivalently ``upper < -margin``.
+        rejects_better: ``p_better ≤ α``, equivalently ``lower > gain``.
+        interval: Two-sided ``confidence`` interval of Δ.
+        upper: One-sided upper ``confidence`` bound of Δ.
+        lower: One-sided lower ``confidence`` bound of Δ.
+        confidence: The confidence level; α = 1 - confidence.
+
+    ``p_worse ≤ α`` ⇔ ``upper < -margin`` and ``p_better ≤ α`` ⇔ ``lower > gain``
+    (the bounds are the inversions of the same tests). Bounds are clipped to the
+    range Δ can take (``[-1, 1]`` for values in [0, 1]); a bound at that limit
+    means the data cannot bound Δ on that side (the permutation test with M ≤ 4
+    at 95%).
+    """
+
+    method: TestName
+    stimuli: int
+    delta: float | None
+    se: float | None
+    statistic: float | None
+    df: int | None
+    patterns: int | None
+    seed: int | None
+    requested: Method
+    zero_spread: bool
+    margin: float
+    gain: float
+    p_worse: float
+    p_better: float
+    rejects_worse: bool
+    rejects_better: bool
+    interval: tuple[float, float]
+    upper: float
+    lower: float
+    confidence: float
+
+    @property
+    def can_reject(self) -> bool:
+        """Whether any outcome of this test could reject at its level (2^M ≥ 1/α)."""
+        if self.method == "none":
+            return False
+        # patterns is an exact integer (2^M can exceed any float): compare without converting.
+        return self.patterns is None or self.patterns >= 1.0 / alpha_of(self.confidence) - 1e-9
+
+
+def _subset_sums(d: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+    """Sum and size of every subset of ``d`` (2^M entries, the empty set first).
+
+    A sign pattern is identified with the set F of stimuli whose sign is flipped;
+    its statistic differs from the observed one by ``-2 Σ_F d_i``. Doubling the
+    arrays once per stimulus costs O(2^M) time and memory (16 MB at M = 20).
+    """
+    total = 1 << d.size
+    sums = np.zeros(total)
+    sizes = np.zeros(total, dtype=np.int64)
+    filled = 1
+    for value in d:
+        np.add(sums[:filled], value, out=sums[filled : 2 * filled])
+        np.add(sizes[:filled], 1, out=sizes[filled : 2 * filled])
+        filled *= 2
+    return sums, sizes
+
+
+def _random_flips(m: int, patterns: int, seed: int) -> npt.NDArray[np.bool_]:
+    """``patterns`` random flip sets of ``m`` stimuli (rows), after an empty first row."""
+    rng = np.random.default_rng(seed)
+    flips = np.zeros((patterns + 1, m), dtype=bool)
+    # Draw in blocks of about 4 million signs so memory stays bounded whatever M is.
+    block = max(1, (1 << 22) // max(m, 1))
+    for start in range(1, patterns + 1, block):
+        stop = min(start + block, patterns + 1)
+        flips[start:stop] = rng.random((stop - start, m)) < 0.5
+    return flips
+
+
+def _random_subsets(
+    d: FloatArray, patterns: int, seed: int
+) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+    """The observed pattern (empty flip set) plus ``patterns`` random ones, fixed seed."""
+    flips = _random_flips(d.size, patterns, seed)
+    return flips.astype(np.float64) @ d, flips.sum(axis=1).astype(np.int64)
+
+
+def _rank_cut(level: float, total: int) -> int:
+    """Largest count of patterns at least as extreme that still rejects at ``level``."""
+    # p = count / total ≤ level ⇔ count ≤ floor(level · total); the epsilon keeps a product
+    # that is an integer in exact arithmetic but 0.9999999999999999 in floats at 1.
+    return math.floor(level * total + 1e-9)
+
+
+class _SignFlip(NamedTuple):
+    p_worse: float
+    p_better: float
+    rejects_worse: bool
+    rejects_better: bool
+    interval: tuple[float, float]
+    upper: float
+    lower: float
+    patterns: int
+    exact: bool
+
+
+def _equal_differences(
+    value: float, m: int, *, alpha: float, margin: float, gain: float, limits: tuple[float, float]
+) -> _SignFlip:
+    """The exact sign-flip test when every d_i equals ``value``, for any M.
+
+    A flip set of size j moves the statistic by ``-2 j value``, so with θ = -margin
+    every pattern is at least as extreme when ``value ≥ θ`` (p = 1) and only the
+    observed one otherwise (p = 2^-M); every non-empty subset mean is ``value``, so
+    U = L = ``value`` whenever a single pattern can reject (``α · 2^M ≥ 1``).
+    """
+
+    def can_reject(level: float) -> bool:
+        return m >= -math.log2(level) - 1e-9
+
+    worse = value + margin < -_TIE
+    better = value - gain > _TIE
+    return _SignFlip(
+        p_worse=2.0**-m if worse else 1.0,
+        p_better=2.0**-m if better else 1.0,
+        rejects_worse=worse and can_reject(alpha),
+        rejects_better=better and can_reject(alpha),
+        interval=(
+            value if can_reject(alpha / 2.0) else limits[0],
+            value if can_reject(alpha / 2.0) else limits[1],
+        ),
+        upper=value if can_reject(alpha) else limits[1],
+        lower=value if can_reject(alpha) else limits[0],
+        patterns=2**m,
+        exact=True,
+    )
+
+
+def _permutation(
+    d: FloatArray,
+    *,
+    alpha: float,
+    margin: float,
+    gain: float,
+    limits: tuple[float, float],
+    patterns: int,
+    seed: int,
+) -> _SignFlip:
+    """Sign-flip test of Δ against -margin and +gain, and its bounds by test inversion.
+
+    For a hypothesised Δ = θ, the flip set F is at least as extreme (as low) as
+    the observed pattern when ``Σ_F (d_i - θ) ≥ 0``, i.e. ``mean_F(d) ≥ θ``; the empty
+    set (the observed pattern) always is. So::
+
+        p_worse(θ) = #{F : Σ_F (d_i - θ) ≥ 0} / #patterns
+
+    is non-increasing in θ, and the one-sided upper bound ``U`` (the largest θ not
+    rejected at α) is the (r+1)-th largest subset mean, ``r = floor(α · #patterns)``,
+    with the empty set's mean taken as +∞. Rejecting H0: Δ ≥ -δ (p_worse(-δ) ≤ α) is
+    then the same as ``U < -δ``. The lower bound mirrors this. Under H0 shifted by θ
+    the test assumes d_i - θ symmetric around 0: exact for θ = 0 with equal trial
+    counts (exchangeability), a location-shift assumption otherwise.
+    """
+    if float(np.ptp(d)) <= _TIE:
+        return _equal_differences(
+            float(np.mean(d)), d.size, alpha=alpha, margin=margin, gain=gain, limits=limits
+        )
+    exact = d.size <= ENUMERATE_MAX_STIMULI
+    if exact:
+        sums, sizes = _subset_sums(d)
+    else:
+        sums, sizes = _random_subsets(d, patterns, seed)
+    total = int(sums.size)
+    slack = _TIE * max(1.0, float(np.max(np.abs(d))) * d.size)
+    as_low = int(np.count_nonzero(sums + sizes * margin >= -slack))
+    as_high = int(np.count_nonzero(sums - sizes * gain <= slack))
+    means = sums / np.maximum(sizes, 1)
+    empty = sizes == 0
+    cuts = sorted({_rank_cut(alpha, total), _rank_cut(alpha / 2.0, total)})
+    # U is the (cut+1)-th largest subset mean (the empty set counting as +∞), L the
+    # (cut+1)-th smallest (empty as -∞); a partial sort finds both in O(2^M).
+    high = np.partition(np.where(empty, np.inf, means), [total - 1 - c for c in cuts])
+    low = np.partition(np.where(empty, -np.inf, means), cuts)
+
+    def upper_at(level: float) -> float:
+        return min(float(high[total - 1 - _rank_cut(level, total)]), limits[1])
+
+    def lower_at(level: float) -> float:
+        return max(float(low[_rank_cut(level, total)]), limits[0])
+
+    cut = _rank_cut(alpha, total)
+    return _SignFlip(
+        p_worse=as_low / total,
+        p_better=as_high / total,
+        rejects_worse=as_low <= cut,
+        rejects_better=as_high <= cut,
+        interval=(lower_at(alpha / 2.0), upper_at(alpha / 2.0)),
+        upper=upper_at(alpha),
+        lower=lower_at(alpha),
+        patterns=total,
+        exact=exact,
+    )
+
+
+def paired_test(
+    differences: npt.ArrayLike,
+    *,
+    confidence: float = 0.95,
+    margin: float = 0.0,
+    gain: float = 0.0,
+    method: Method = "auto",
+    seed: int = 0,
+    patterns: int = MONTE_CARLO_PATTERNS,
+    limits: tuple[float, float] = (-1.0, 1.0),
+) -> PairedTest:
+    """Test the mean of paired differences ``d_i = candidate_i - baseline_i``.
+
+    ``method="auto"``: paired t when ``M ≥ 30`` and sd(d) > 0; otherwise the
+    sign-flip permutation test, enumerating all 2^M sign patterns when ``M ≤ 20``
+    and drawing ``patterns`` random ones (``seed``) above. ``"t"`` and
+    ``"permutation"`` force a method (t still falls back to the permutation test
+    when SE = 0 or M < 2, where t is undefined).
+
+    Paired t (M - 1 degrees of freedom, ``t_q`` its quantile)::
+
+        p_worse  = F_t((Δ + margin) / SE)        H0: Δ ≥ -margin
+        p_better = F_t(-(Δ - gain) / SE)         H0: Δ ≤ gain
+        upper    = Δ + t_{1-α} SE,   lower = Δ - t_{1-α} SE
+        interval = Δ ± t_{1-α/2} SE
+
+    ``limits`` is the range Δ can take; bounds are clipped to it.
+
+    >>> r = paired_test([-0.4, -0.2, -0.6, -0.2, -0.4])
+    >>> r.method, r.p_worse, r.upper
+    ('exact sign-flip permutation', 0.03125, -0.2)
+    """
+    check_choice(method, "method", ("auto", "t", "permutation"))
+    alpha = alpha_of(confidence)
+    d = check_finite_values(differences, "differences").ravel()
+    margin = float(margin)
+    gain = float(gain)
+    m = int(d.size)
+    lo_limit, hi_limit = limits
+    requested = method
+    if m == 0:
+        return PairedTest(
+            "none", 0, None, None, None, None, None, None, requested, False, margin, gain,
+            1.0, 1.0, False, False, (lo_limit, hi_limit), hi_limit, lo_limit, 1.0 - alpha,
+        )  # fmt: skip
+    delta = float(np.mean(d))
+    se: float | None = float(np.std(d, ddof=1)) / math.sqrt(m) if m >= 2 else None
+    # Equal rationals can differ by rounding (1e-16); t of such a spread is noise, not data.
+    zero_spread = float(np.ptp(d)) <= _TIE
+    use_t = (method == "t" or (method == "auto" and m >= T_MIN_STIMULI)) and not zero_spread
+    if use_t and se is not None:
+        df = m - 1
+        q1 = float(stdtrit(df, 1.0 - alpha))
+        q2 = float(stdtrit(df, 1.0 - alpha / 2.0))
+        p_worse = float(stdtr(df, (delta + margin) / se))
+        p_better = float(stdtr(df, -(delta - gain) / se))
+
+        def clip(x: float) -> float:
+            return min(max(x, lo_limit), hi_limit)
+
+        return PairedTest(
+            method="paired t",
+            stimuli=m,
+            delta=delta,
+            se=se,
+            statistic=delta / se,
+            df=df,
+            patterns=None,
+            seed=None,
+            requested=requested,
+            zero_spread=False,
+            margin=margin,
+            gain=gain,
+            p_worse=p_worse,
+            p_better=p_better,
+            rejects_worse=p_worse <= alpha,
+            rejects_better=p_better <= alpha,
+            interval=(clip(delta - q2 * se), clip(delta + q2 * se)),
+            upper=clip(delta + q1 * se),
+            lower=clip(delta - q1 * se),
+            confidence=1.0 - alpha,
+        )
+    flip = _permutation(
+        d, alpha=alpha, margin=margin, gain=gain, limits=limits, patterns=patterns, seed=seed
+    )
+    return PairedTest(
+        method="exact sign-flip permutation" if flip.exact else "Monte-Carlo sign-flip permutation",
+        stimuli=m,
+        delta=delta,
+        se=se,
+        statistic=None,
+        df=None,
+        patterns=flip.patterns,
+        seed=None if flip.exact else seed,
+        requested=requested,
+        zero_spread=zero_spread,
+        margin=margin,
+        gain=gain,
+        p_worse=flip.p_worse,
+        p_better=flip.p_better,
+        rejects_worse=flip.rejects_worse,
+        rejects_better=flip.rejects_better,
+        interval=flip.interval,
+        upper=flip.upper,
+        lower=flip.lower,
+        confidence=1.0 - alpha,
+    )
+
+
+def paired_bounds_batch(
+    d: npt.ArrayLike,
+    *,
+    confidence: float = 0.95,
+    patterns: int = 2_000,
+    seed: int = 0,
+    limits: tuple[float, float] = (-1.0, 1.0),
+) -> tuple[FloatArray, FloatArray]:
+    """One-sided (lower, upper) ``confidence`` bounds of Δ for many runs at once.
+
+    ``d`` has shape (R, M): R simulated runs of M paired differences each. The
+    test is :func:`paired_test`'s automatic choice: paired t from
+    :data:`T_MIN_STIMULI` stimuli on (and spread > 0), else sign-flip, all 2^M
+    patterns when ``2^M ≤ patterns``, else ``patterns`` random ones (one set for
+    every run, ``seed``). For simulation (advice, planning), not for the verdict
+    itself: the verdict always uses :func:`paired_test` with its full pattern count.
+
+    >>> lo, hi = paired_bounds_batch([[-0.4, -0.2, -0.6, -0.2, -0.4]])
+    >>> float(hi[0])
+    -0.2
+    """
+    alpha = alpha_of(confidence)
+    diffs = np.atleast_2d(np.asarray(d, dtype=np.float64))
+    runs, m = diffs.shape
+    lo_limit, hi_limit = limits
+    lower = np.full(runs, lo_limit)
+    upper = np.full(runs, hi_limit)
+    if m == 0:
+        return lower, upper
+    mean = diffs.mean(axis=1)
+    spread = np.ptp(diffs, axis=1)
+    equal = spread <= _TIE
+    if m >= 2 and m >= T_MIN_STIMULI:
+        se = diffs.std(axis=1, ddof=1) / math.sqrt(m)
+        q = float(stdtrit(m - 1, 1.0 - alpha))
+        use = ~equal
+        lower[use] = np.clip(mean[use] - q * se[use], lo_limit, hi_limit)
+        upper[use] = np.clip(mean[use] + q * se[use], lo_limit, hi_limit)
+        rest = equal
+    else:
+        rest = np.ones(runs, dtype=bool)
+    if not rest.any():
+        return lower, upper
+    if (1 << m) <= patterns:
+        flips = ((np.arange(1 << m)[:, None] >> np.arange(m)) & 1).astype(bool)
+    else:
+        flips = _random_flips(m, patterns, seed)
+    sizes = flips.sum(axis=1)
+    empty = sizes == 0
+    total = flips.shape[0]
+    cut = _rank_cut(alpha, total)
+    chosen = diffs[rest]
+    means = (chosen @ flips.T.astype(np.float64)) / np.maximum(sizes, 1)
+    high = np.partition(np.where(empty, np.inf, means), total - 1 - cut, axis=1)
+    low = np.partition(np.where(empty, -np.inf, means), cut, axis=1)
+    upper[rest] = np.minimum(high[:, total - 1 - cut], hi_limit)
+    lower[rest] = np.maximum(low[:, cut], lo_limit)
+    return lower, upper
+
+
+# --------------------------------------------------------------------------- power
+
+
+def minimum_detectable_effect(
+    variance: float, stimuli: int, *, confidence: float = 0.95, power: float = DEFAULT_POWER
+) -> float:
+    """Smallest true difference a one-sided level-α paired test detects with this power.
+
+    Solving statistics.md §4's ``M = (z_{1-α} + z_{power})² Var(d) / δ²`` for δ::
+
+        MDE = (z_{1-α} + z_{power}) · sqrt(Var(d) / M)
+
+    with ``Var(d) = ω² + σ_A²/K_A + σ_B²/K_B`` (normal approximation; optimistic
+    for the sign-flip test at few stimuli).
+
+    >>> round(minimum_detectable_effect(0.05, 40), 4)  # (1.6449 + 0.8416)·sqrt(0.05/40)
+    0.0879
+    """
+    alpha = alpha_of(confidence)
+    check_int(stimuli, "stimuli", minimum=1)
+    z = normal_quantile(1.0 - alpha) + normal_quantile(check_confidence(power))
+    return z * math.sqrt(max(variance, 0.0) / stimuli)
+
+
+def trials_needed(
+    effect: float,
+    stimuli: int,
+    between: float,
+    within_baseline: float,
+    within_candidate: float,
+    *,
+    confidence: float = 0.95,
+    power: float = DEFAULT_POWER,
+) -> int | None:
+    """Trials per stimulus (the same K on both sides) for ``MDE ≤ effect`` at M stimuli.
+
+    From ``M δ² / (z_{1-α} + z_{power})² ≥ ω² + (σ_A² + σ_B²) / K``::
+
+        K = ceil((σ_A² + σ_B²) / (M δ² / (z_{1-α} + z_{power})² - ω²))
+
+    ``None`` when the between-stimulus term ω² alone exceeds the budget: more trials
+    cannot help, only more stimuli can.
+
+    >>> trials_needed(0.1, 50, 0.0, 0.2, 0.2)  # ceil(0.4 / (50 · 0.01 / 2.486²)) = ceil(4.94)
+    5
+    """
+    alpha = alpha_of(confidence)
+    if effect <= 0.0 or stimuli <= 0:
+        return None
+    z = normal_quantile(1.0 - alpha) + normal_quantile(check_confidence(power))
+    room = stimuli * effect**2 / z**2 - max(between, 0.0)
+    if room <= 0.0:
+        return None
+    within = max(within_baseline, 0.0) + max(within_candidate, 0.0)
+    # The 1e-9 keeps an exact integer answer (computed as 23.000000000000004) at 23.
+    return max(1, math.ceil(within / room - 1e-9))
+
+
+def within_variance(n: npt.ArrayLike, c: npt.ArrayLike) -> tuple[float | None, float | None]:
+    """(σ², mean over stimuli of σ_i²/n_i) from the unbiased ``c(n-c)/(n(n-1))`` per stimulus.
+
+    σ² is the mean per-trial pass/fail variance over stimuli with n ≥ 2 (Miller
+    2024); ``None`` when there are none.
+
+    >>> within_variance([5, 5], [5, 3])
+    (0.15, 0.03)
+    """
+    n_arr = np.asarray(n, dtype=np.float64).ravel()
+    c_arr = np.asarray(c, dtype=np.float64).ravel()
+    usable = n_arr >= 2
+    if not usable.any():
+        return None, None
+    nn, cc = n_arr[usable], c_arr[usable]
+    per_trial = cc * (nn - cc) / (nn * (nn - 1.0))
+    return float(np.mean(per_trial)), float(np.mean(per_trial / nn))
+
+
+def min_sign_flip_stimuli(confidence: float) -> int:
+    """Fewest stimuli whose 2^M sign patterns can reach p ≤ α (5 at α = 0.05).
+
+    >>> min_sign_flip_stimuli(0.95), min_sign_flip_stimuli(0.99)
+    (5, 7)
+    """
+    return max(1, math.ceil(-math.log2(alpha_of(confidence)) - 1e-9))

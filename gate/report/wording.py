@@ -1,0 +1,512 @@
+"""Every sentence and number format the reports use, in one place.
+
+The numeric core and the gates produce numbers and codes; this module turns
+them into words, for the Markdown summary, the JSON report's sentences and the
+annotations alike. Functions that embed text from the user's files (stimulus
+names, tags) take an ``escape`` function: :func:`gate.report.escape.md_text`
+for Markdown, the identity for JSON and annotations (whose sinks escape).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from gate.gates import COMPLETED_TRIALS, GateDecision
+from gate.metrics.paired import T_MIN_STIMULI, PairedTest, min_sign_flip_stimuli
+
+if TYPE_CHECKING:
+    from gate.compare import Comparison
+    from gate.pipeline import CheckOutcome
+
+Escape = Callable[[str], str]
+
+
+def _plain(text: str) -> str:
+    return text
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def format_p(p: float) -> str:
+    """'p = 0.031', 'p = 2.1e-05', or 'p < 1e-16' (2^-M underflows for equal differences).
+
+    >>> format_p(0.03125), format_p(2.1e-05), format_p(0.0)
+    ('p = 0.031', 'p = 2.1e-05', 'p < 1e-16')
+    """
+    if p < 1e-16:
+        return "p < 1e-16"
+    return f"p = {p:.2g}" if p < 0.001 else f"p = {p:.3f}"
+
+
+def points(x: float, sign: bool = True) -> str:
+    """0.071 → '+7.1' (points of a rate: 1 point = 0.01; Unicode minus).
+
+    >>> points(0.071), points(-0.2), points(0.05, sign=False)
+    ('+7.1', '−20.0', '5.0')
+    """
+    if math.isinf(x):
+        return "−∞" if x < 0 else "+∞"
+    text = f"{100.0 * x:+.1f}" if sign else f"{100.0 * x:.1f}"
+    return text.replace("-", "−")
+
+
+def margin_points(x: float) -> str:
+    """A configured margin as written: 0.05 → '5'."""
+    return f"{100.0 * x:.10g}"
+
+
+def pct(level: float) -> str:
+    """0.95 → '95%'."""
+    return f"{100.0 * level:.10g}%"
+
+
+def percent(value: float) -> str:
+    return f"{value * 100:.1f}%"
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    """'1 stimulus', '3 stimuli'.
+
+    >>> plural(1, "stimulus", "stimuli"), plural(3, "gate")
+    ('1 stimulus', '3 gates')
+    """
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def stimuli_count(count: int) -> str:
+    return plural(count, "stimulus", "stimuli")
+
+
+def some(ids: Sequence[str], escape: Escape = _plain, limit: int = 5) -> str:
+    shown = ", ".join(escape(x) for x in ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+# --------------------------------------------------------------------------- gates
+
+
+def metric_label(metric: str, k: int | None, estimator: str = "unbiased") -> str:
+    """How a metric is named in reports: ``pass^3``, ``pass@3``, ``pass rate``…"""
+    if metric == "pass_hat_k":
+        return f"pass^{k}" + (" (plug-in)" if estimator == "plugin" else "")
+    if metric == "pass_at_k":
+        return f"pass@{k}"
+    return {
+        "pass_rate": "pass rate",
+        "score": "suite score",
+        "flakiness": "flakiness",
+        "completed": "trials completed without error",
+    }.get(metric, metric)
+
+
+def target_text(decision: GateDecision) -> str:
+    """'≥ 0.8', '≤ 20%' (flakiness is a percent), '≥ −5 points' for a drop."""
+    spec = decision.spec
+    if spec.kind == "max_regression":
+        return f"Δ ≥ −{margin_points(spec.target)} pts" if spec.target else "Δ ≥ 0"
+    if spec.kind == "min_improvement":
+        return f"Δ > +{margin_points(spec.target)} pts" if spec.target else "Δ > 0"
+    if spec.kind == COMPLETED_TRIALS:
+        return "> 0"
+    sign = "≥" if decision.direction == "min" else "≤"
+    unit = "%" if spec.kind == "max_flakiness" else ""
+    return f"{sign} {spec.target:g}{unit}"
+
+
+def gate_name(decision: GateDecision, escape: Escape = _plain) -> str:
+    """What the gate checks, in a few words, with what it decides on."""
+    spec = decision.spec
+    if spec.kind == COMPLETED_TRIALS:
+        return "at least one trial completed without error"
+    k = decision.k
+    metric = metric_label(spec.metric, k, spec.estimator)
+    where = "suite" if spec.scope == "suite" else "every stimulus"
+    if spec.tag:
+        where += f" tagged {escape(spec.tag)}"
+    level = pct(decision.confidence) if decision.confidence is not None else ""
+    if spec.kind in ("max_regression", "min_improvement"):
+        among = f", stimuli tagged {escape(spec.tag)}" if spec.tag else ""
+        if spec.scope == "stimuli":
+            tagged = f" tagged {escape(spec.tag)}" if spec.tag else ""
+            return f"no stimulus{tagged} worse than baseline (Holm, family-wise {level})"
+        if spec.kind == "max_regression":
+            return (
+                f"no drop in {metric} beyond {margin_points(spec.target)} points vs baseline "
+                f"({level} bounds of Δ{among})"
+            )
+        return (
+            f"{metric} improves on baseline by more than {margin_points(spec.target)} points "
+            f"({level} bounds of Δ{among})"
+        )
+    if spec.kind == "max_ci_half_width":
+        return f"{level} interval half-width of {metric} ≤ {spec.target:g} ({where})"
+    if spec.kind == "max_flakiness":
+        return f"flakiness ≤ {spec.target:g}% ({where}, point estimate)"
+    sign = "≥" if decision.direction == "min" else "≤"
+    how = f"{level} interval" if decision.basis == "interval" else "point estimate"
+    default = ", default gate" if spec.default else ""
+    return f"{metric} {sign} {spec.target:g} ({where}, {how}{default})"
+
+
+def value_text(decision: GateDecision) -> str:
+    if decision.value is None:
+        return "–"
+    if decision.kind == "max_flakiness":
+        return f"{decision.value:.1f}%"
+    if decision.kind in ("max_regression", "min_improvement") and decision.scope == "suite":
+        return f"{points(decision.value)} pts"
+    return f"{decision.value:.3f}"
+
+
+def bounds_text(decision: GateDecision) -> str:
+    if decision.lower is None or decision.upper is None:
+        return "–"
+    if decision.kind in ("max_regression", "min_improvement"):
+        return f"[{points(decision.lower)}, {points(decision.upper)}] pts"
+    return f"[{decision.lower:.3f}, {decision.upper:.3f}]"
+
+
+OUTCOME_MARK = {"pass": "✔ pass", "fail": "✘ **fail**", "inconclusive": "❔ inconclusive"}
+
+
+def _claim(decision: GateDecision, escape: Escape) -> str:
+    """The claim a gate tests, as a phrase: 'the suite's pass^3 is at least 0.8'."""
+    spec = decision.spec
+    metric = metric_label(spec.metric, decision.k, spec.estimator)
+    relation = "at least" if decision.direction == "min" else "at most"
+    whose = "the suite's" if spec.scope == "suite" else "every stimulus's"
+    if spec.tag:
+        whose = whose.replace("suite's", f"suite's (stimuli tagged {escape(spec.tag)})")
+        whose = whose.replace("every stimulus's", f"every {escape(spec.tag)} stimulus's")
+    return f"{whose} {metric} is {relation} {spec.target:g}"
+
+
+def gate_sentence(decision: GateDecision, escape: Escape = _plain) -> str:
+    """One plain sentence: what was decided and why."""
+    spec = decision.spec
+    outcome = decision.outcome
+    if spec.kind == COMPLETED_TRIALS:
+        return (
+            "Fail: every counted trial errored, so nothing about the agent was measured; "
+            "a run like this never passes. Fix the harness (see the errored trials)."
+        )
+    if spec.kind in ("max_regression", "min_improvement"):
+        return _regression_sentence(decision, escape)
+    if decision.basis == "precision":
+        width = f"half-width {decision.value:.3f}" if decision.value is not None else ""
+        if outcome == "pass":
+            return (
+                f"Pass: the {pct(decision.confidence or 0)} interval is narrow enough "
+                f"({width} ≤ {spec.target:g})."
+            )
+        where = f" (widest: {escape(decision.subject)})" if spec.scope == "stimuli" else ""
+        return (
+            f"Inconclusive: the {pct(decision.confidence or 0)} interval is still too wide "
+            f"({width} > {spec.target:g}{where}); more trials narrow it."
+        )
+    claim = _claim(decision, escape)
+    if decision.basis == "point estimate":
+        value = value_text(decision)
+        head = "Pass" if outcome == "pass" else "Fail"
+        where = ""
+        if spec.scope == "stimuli":
+            if decision.failing:
+                missed = some(decision.failing, escape)
+                where = f"; {len(decision.failing)} of the stimuli miss it: {missed}"
+            else:
+                where = f"; worst {escape(decision.subject)}"
+        verb = "meets" if outcome == "pass" else "misses"
+        return (
+            f"{head}: the point estimate {value} {verb} the target{where} "
+            "(point estimate, no error control: a rerun can flip it)."
+        )
+    level = pct(decision.confidence or 0)
+    lo = f"{decision.lower:.3f}" if decision.lower is not None else "?"
+    hi = f"{decision.upper:.3f}" if decision.upper is not None else "?"
+    if spec.scope == "stimuli":
+        if outcome == "fail":
+            return (
+                f"Fail: the data show that {some(decision.failing, escape)} "
+                f"miss{'es' if len(decision.failing) == 1 else ''} the target, at family-wise "
+                f"{level} confidence (Holm)."
+            )
+        if outcome == "pass":
+            return f"Pass: the data show, at {level} confidence, that {claim}."
+        return (
+            f"Inconclusive: {stimuli_count(len(decision.undecided))} cannot be decided yet "
+            f"({some(decision.undecided, escape)}): their {level} intervals straddle the target."
+        )
+    if outcome == "pass":
+        return f"Pass: the data show, at {level} confidence, that {claim} (interval [{lo}, {hi}])."
+    if outcome == "fail":
+        return (
+            f"Fail: the data show, at {level} confidence, that it is not: {claim} is ruled "
+            f"out (interval [{lo}, {hi}])."
+        )
+    return (
+        f"Inconclusive: the {level} interval [{lo}, {hi}] contains the target "
+        f"{spec.target:g}, so the data cannot tell yet whether {claim}."
+    )
+
+
+def _regression_sentence(decision: GateDecision, escape: Escape) -> str:
+    spec = decision.spec
+    comparison = decision.comparison
+    assert comparison is not None and spec.detectable is not None
+    level = pct(comparison.confidence)
+    if spec.scope == "stimuli":
+        how = "one-sided Fisher exact test per stimulus, Holm-adjusted"
+        if decision.outcome == "fail":
+            return (
+                f"Fail: {plural(len(decision.failing), 'stimulus', 'stimuli')} worse in the "
+                f"candidate at family-wise {level} confidence ({how}): "
+                f"{some(decision.failing, escape, 10)}."
+            )
+        if decision.outcome == "pass":
+            return (
+                f"Pass: no stimulus is shown worse, and for every stimulus a drop of more than "
+                f"{margin_points(spec.detectable)} points is ruled out at {level} confidence "
+                "(Newcombe interval)."
+            )
+        return (
+            f"Inconclusive: no stimulus is shown worse ({how}), but for "
+            f"{stimuli_count(len(decision.undecided))} a drop of more than "
+            f"{margin_points(spec.detectable)} points cannot be ruled out yet."
+        )
+    test = comparison.test
+    delta = points(test.delta) if test.delta is not None else "?"
+    bounds = f"Δ = {delta} points, {level} bounds [{points(test.lower)}, {points(test.upper)}]"
+    p = f"one-sided {format_p(decision.p_value)}" if decision.p_value is not None else ""
+    d = margin_points(spec.target)
+    detect = margin_points(spec.detectable)
+    if spec.kind == "max_regression":
+        if decision.outcome == "fail":
+            return (
+                f"Fail: the data show, at {level} confidence, that the candidate is worse than "
+                f"the baseline by more than {d} points ({bounds}; {test.method}, {p})."
+            )
+        if decision.outcome == "pass":
+            return (
+                f"Pass: a drop of more than {detect} points is ruled out at {level} "
+                f"confidence ({bounds}); a drop beyond {d} points is not shown."
+            )
+        return (
+            f"Inconclusive: the data neither show a drop beyond {d} points nor rule out one "
+            f"beyond {detect} points ({bounds})."
+        )
+    if decision.outcome == "pass":
+        return (
+            f"Pass: the data show, at {level} confidence, that the candidate is better than "
+            f"the baseline by more than {d} points ({bounds}; {test.method}, {p})."
+        )
+    if decision.outcome == "fail":
+        return (
+            f"Fail: an improvement of {detect} points or more is ruled out at {level} "
+            f"confidence ({bounds}), and one beyond {d} points is not shown."
+        )
+    return (
+        f"Inconclusive: the data neither show an improvement beyond {d} points nor rule out "
+        f"one of {detect} points ({bounds})."
+    )
+
+
+def advice_sentence(decision: GateDecision) -> str | None:
+    """What would decide an inconclusive gate, in one sentence; ``None`` when decided."""
+    if decision.outcome != "inconclusive":
+        return None
+    advice = decision.advice
+    power = pct(advice.power)
+    parts = []
+    if advice.more_trials is not None:
+        both = " on both runs" if decision.comparison is not None else ""
+        parts.append(f"{plural(advice.more_trials, 'more trial')} per stimulus{both}")
+    if advice.more_stimuli is not None and decision.comparison is not None:
+        parts.append(f"{advice.more_stimuli} paired stimuli in all")
+    if not parts:
+        if decision.comparison is not None:
+            return (
+                "Neither more trials nor more stimuli would decide it at the current estimates "
+                "(Δ sits on a margin): consider whether the margin is the one you mean."
+            )
+        return (
+            "More trials would not decide it at the current estimates: the estimate sits on "
+            "the target."
+        )
+    return (
+        f"To decide it: {' or '.join(parts)} would, with {power} probability at the current "
+        "estimates (simulated with this gate's own rule)."
+    )
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def paired_test_reason(test: PairedTest) -> str:
+    """Which paired test was used, and why."""
+    m = test.stimuli
+    requested = " (requested)" if test.requested != "auto" else ""
+    if test.method == "none":
+        return "no shared stimuli: nothing to compare"
+    if test.method == "paired t":
+        why = (
+            f"{m} shared stimuli (≥ {T_MIN_STIMULI}), enough for the t approximation"
+            if m >= T_MIN_STIMULI
+            else f"{m} shared stimuli, fewer than the {T_MIN_STIMULI} the automatic rule wants"
+        )
+        return f"paired t with {test.df} degrees of freedom{requested}: {why}"
+    total = test.patterns or 0
+    if test.method == "exact sign-flip permutation":
+        count = f" = {total:,}" if m <= 40 else ""
+        how = f"exact sign-flip permutation over 2^{m}{count} sign patterns{requested}"
+    else:
+        how = (
+            f"Monte-Carlo sign-flip permutation over {total - 1:,} random sign patterns "
+            f"(seed {test.seed}) plus the observed one{requested}"
+        )
+    if test.requested == "permutation":
+        why = stimuli_count(m) + " shared"
+    elif test.zero_spread and m >= 2 and (test.requested == "t" or m >= T_MIN_STIMULI):
+        why = (
+            f"all {m} differences are equal ({points(test.delta or 0.0)} points), so the "
+            "standard error is 0 and the t statistic is undefined; the permutation test is "
+            "well defined"
+        )
+    elif test.requested == "t" and m < 2:
+        why = "a single shared stimulus has no standard error, so t is undefined"
+    else:
+        why = f"only {m} shared stimuli (< {T_MIN_STIMULI}), too few to trust the t approximation"
+        if test.method.startswith("Monte-Carlo"):
+            why += f", and 2^{m} sign patterns are too many to enumerate"
+    return f"{how}: {why}"
+
+
+def _trials_text(x: float) -> str:
+    return f"{x:.0f}" if abs(x - round(x)) < 1e-9 else f"{x:.1f} (mean)"
+
+
+def power_sentence(comparison: Comparison) -> str:
+    """What this comparison could detect (normal-approximation minimum detectable effect)."""
+    power = comparison.power
+    m = power.stimuli
+    if m == 0:
+        return "No shared stimuli: no power statement."
+    fewest = min(power.trials_baseline, power.trials_candidate)
+    size = f"{m} shared stimuli × {_trials_text(fewest)} trials"
+    if power.trials_baseline != power.trials_candidate:
+        size = (
+            f"{m} shared stimuli × {_trials_text(power.trials_baseline)} baseline / "
+            f"{_trials_text(power.trials_candidate)} candidate trials"
+        )
+    level = pct(comparison.confidence)
+    if power.blind:
+        patterns = comparison.test.patterns or 1
+        return (
+            f"With {size}, no drop is detectable at {level} one-sided confidence: the "
+            f"{comparison.test.method} test has only 2^{m} = {patterns} sign patterns, so its "
+            f"smallest p-value is 1/{patterns} = {1.0 / patterns:.4g} > "
+            f"α = {comparison.alpha:.4g}; "
+            f"at least {min_sign_flip_stimuli(comparison.confidence)} shared stimuli are needed."
+        )
+    if power.mde is None:
+        return f"With {size}, there is no variance to go on: no power statement."
+    if power.variance is not None and power.variance <= 0.0:
+        return (
+            f"With {size}, no variation was observed between the runs, so the minimum "
+            "detectable effect computes as 0; it is not informative."
+        )
+    how = "normal approximation"
+    if power.approximate:
+        how += f"; optimistic for the {comparison.test.method} test used with only {m} stimuli"
+    return (
+        f"With {size}, a true drop of {points(power.mde, False)} points would be shown with "
+        f"{pct(power.power)} probability at {level} one-sided confidence (minimum detectable "
+        f"effect, {how})."
+    )
+
+
+def comparison_notes(comparison: Comparison, escape: Escape = _plain) -> list[str]:
+    """Caveats of a comparison, in words."""
+    notes = []
+    if comparison.added:
+        added = stimuli_count(len(comparison.added))
+        notes.append(f"{added} only in the candidate (added): not compared.")
+    if comparison.removed:
+        removed = stimuli_count(len(comparison.removed))
+        notes.append(f"{removed} only in the baseline (removed): not compared.")
+    if comparison.excluded:
+        shown = "; ".join(
+            f"{escape(x.id)} ({x.describe(comparison.k)})" for x in comparison.excluded[:5]
+        )
+        more = f" and {len(comparison.excluded) - 5} more" if len(comparison.excluded) > 5 else ""
+        notes.append(
+            f"{stimuli_count(len(comparison.excluded))} in both runs left out of the paired test: "
+            f"{shown}{more}."
+        )
+    if comparison.power.blind:
+        patterns = comparison.test.patterns or 1
+        notes.append(
+            f"With {comparison.test.stimuli} shared stimuli the smallest attainable p-value is "
+            f"1/{patterns} = {1.0 / patterns:.4g} > α = {comparison.alpha:.4g}: no suite "
+            "gate can show a difference; add stimuli."
+        )
+    if comparison.rows and comparison.ragged and comparison.test.method != "paired t":
+        notes.append(
+            "Trial counts differ between the runs for some stimuli, so the sign-flip test is "
+            "approximate there (exact only when both runs have the same counts)."
+        )
+    floor = comparison.fisher_floor
+    if comparison.rows and floor is not None and floor > comparison.alpha / len(comparison.rows):
+        notes.append(
+            f"No single stimulus can be shown worse at family-wise {pct(comparison.confidence)} "
+            f"confidence: the smallest attainable Fisher p-value ({floor:.3g}) exceeds α/M = "
+            f"{comparison.alpha / len(comparison.rows):.3g} (Holm's first step). Run more "
+            "trials per stimulus."
+        )
+    return notes
+
+
+def p_value_meaning(p: float, what: str = "worse") -> str:
+    """A one-sided p-value in words that cannot be read as 'the chance it is worse'."""
+    return (
+        f"{format_p(p)}: if the candidate were truly no {what} than the baseline, data at "
+        f"least this far in that direction would turn up {p:.0%} of the time; it is not the "
+        f"probability that the candidate is {what}"
+    )
+
+
+# --------------------------------------------------------------------------- the run
+
+
+VERDICT_MARK = {"pass": "✅", "fail": "❌", "inconclusive": "❔"}
+
+
+def verdict_line(outcome: CheckOutcome) -> str:
+    """The summary's first line: the verdict and the gate count behind it."""
+    verdict = outcome.verdict
+    total = len(outcome.gates)
+    head = f"{VERDICT_MARK[verdict]} eval-gate: {verdict.upper()}"
+    if verdict == "pass":
+        return f"{head} — {'the gate' if total == 1 else f'all {total} gates'} passed"
+    if verdict == "fail":
+        return f"{head} — {len(outcome.failed_gates)} of {plural(total, 'gate')} failed"
+    undecided = len(outcome.inconclusive_gates)
+    return f"{head} — {undecided} of {plural(total, 'gate')} undecided: the data cannot decide yet"
+
+
+def policy_sentence(outcome: CheckOutcome) -> str | None:
+    """What the exit code says when the ``on_inconclusive`` policy changed it."""
+    if outcome.verdict != "inconclusive":
+        return None
+    policy = outcome.config.on_inconclusive
+    if policy == "inconclusive":
+        return (
+            f"Exit code {outcome.exit_code} (inconclusive); the on_inconclusive setting can "
+            "count it as a pass or a fail instead."
+        )
+    return (
+        f"Exit code {outcome.exit_code}: inconclusive, counted as a {policy} by the "
+        f"on_inconclusive: {policy} setting."
+    )
