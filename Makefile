@@ -17,7 +17,8 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test]'
 	@touch $@ $(VENV)/.run-installed
 
-# The main job on the bundled examples: one suite passes its gates, one fails them.
+# The main job on the bundled examples: one suite passes its gates, one fails them, and one is
+# too small for its gate to be decided yet (inconclusive, exit code 3).
 run: $(VENV)/.run-installed
 	@echo "== examples/passing: expect PASS (exit 0) =="
 	@cd examples/passing && ../../$(BIN)/eval-gate check results.json --json ../../out/passing.json; \
@@ -27,7 +28,11 @@ run: $(VENV)/.run-installed
 	@cd examples/failing && ../../$(BIN)/eval-gate check results.jsonl --json ../../out/failing.json; \
 	  code=$$?; echo "exit code $$code"; test $$code -eq 1
 	@echo
-	@echo "Both verdicts as expected. JSON reports: out/passing.json, out/failing.json"
+	@echo "== examples/undecided: expect INCONCLUSIVE (exit 3) =="
+	@cd examples/undecided && ../../$(BIN)/eval-gate check results.jsonl --json ../../out/undecided.json; \
+	  code=$$?; echo "exit code $$code"; test $$code -eq 3
+	@echo
+	@echo "All three verdicts as expected. JSON reports: out/passing.json, out/failing.json, out/undecided.json"
 
 test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest

@@ -19,7 +19,8 @@ GOLDEN = ROOT / "tests" / "golden"
 
 
 @pytest.mark.parametrize(
-    ("example", "results"), [("passing", "results.json"), ("failing", "results.jsonl")]
+    ("example", "results"),
+    [("passing", "results.json"), ("failing", "results.jsonl"), ("undecided", "results.jsonl")],
 )
 def test_example_summary_matches_golden_file(
     example: str, results: str, monkeypatch: pytest.MonkeyPatch

@@ -236,3 +236,27 @@ def test_gates_keep_configuration_order_across_comparisons(write_jsonl, tmp_path
     assert len(outcome.comparisons) == 2  # 95% and 99%
     (row,) = [line for line in render_summary(outcome).splitlines() if "(99% bounds" in line]
     assert "| Δ ≥ 0 |" in row  # δ = 0 is "≥ 0", never "≥ -0"
+
+
+def test_the_sentences_quoted_in_docs_regression_md_are_the_real_ones() -> None:
+    from pathlib import Path
+
+    import numpy as np
+
+    from gate.compare import StimulusCounts, compare
+    from gate.config import build_config
+    from gate.gates import _regression_gate
+
+    doc = " ".join((Path(__file__).parents[2] / "docs" / "regression.md").read_text().split())
+    spec = build_config({"gates": {"max_regression": 0.05}}).gates[0]
+    base = {f"s{i:02d}": StimulusCounts(5, 5) for i in range(40)}
+    cand = {f"s{i:02d}": StimulusCounts(5, 1 if i < 10 else 5) for i in range(40)}
+    fail = _regression_gate(spec, compare(base, cand))
+    rng = np.random.default_rng(5)
+    rates = rng.beta(2, 1, 50)
+    base = {f"s{i:02d}": StimulusCounts(5, int(x)) for i, x in enumerate(rng.binomial(5, rates))}
+    cand = {f"s{i:02d}": StimulusCounts(5, int(x)) for i, x in enumerate(rng.binomial(5, rates))}
+    passed = _regression_gate(spec, compare(base, cand))
+    assert (fail.outcome, passed.outcome) == ("fail", "pass")
+    for decision in (fail, passed):
+        assert f"> {wording.gate_sentence(decision)}".replace("> ", "") in doc.replace("> ", "")
