@@ -155,6 +155,12 @@ def main() -> None:
     "margin + 0.05): --max-regression passes once a drop beyond it is ruled out.",
 )
 @click.option(
+    "--sequential/--no-sequential",
+    default=None,
+    help="Decide interval gates on confidence sequences, valid however often the check is "
+    "re-run as trials arrive (stop at the first pass or fail).",
+)
+@click.option(
     "--on-inconclusive",
     type=click.Choice(["inconclusive", "fail", "pass"]),
     help="Exit code of an inconclusive verdict: inconclusive (3, default), fail (1) or pass (0).",

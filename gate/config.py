@@ -62,6 +62,7 @@ OVERRIDE_NAMES = (
     "min_improvement",
     "detectable",
     "on_inconclusive",
+    "sequential",
 )
 
 
@@ -103,6 +104,8 @@ class GateConfig:
     source: str | None = None
     #: what an inconclusive verdict exits with (the report still says inconclusive).
     on_inconclusive: OnInconclusive = "inconclusive"
+    #: interval gates decide on confidence sequences (valid at every look).
+    sequential: bool = False
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -323,6 +326,7 @@ def build_config(data: Mapping[str, Any], source: str | None = None) -> GateConf
         bound=data.get("bound", "estimate"),
         source=source,
         on_inconclusive=data.get("on_inconclusive", "inconclusive"),
+        sequential=bool(data.get("sequential", False)),
     )
     specs: list[GateSpec] = []
     for kind, value in (data.get("gates") or {}).items():
@@ -336,6 +340,15 @@ def build_config(data: Mapping[str, Any], source: str | None = None) -> GateConf
 def default_gate() -> GateSpec:
     """The gate of a run that configures none: suite pass rate ≥ 0.7, decided on its interval."""
     return GateSpec("pass_rate", DEFAULT_GATE_TARGET, "pass_rate", bound="lower", default=True)
+
+
+def _boolean(name: str, text: str) -> bool:
+    """An option or input that is a switch: true/false (YAML 1.2 core spellings), or 1/0."""
+    if text in ("true", "True", "TRUE", "1"):
+        return True
+    if text in ("false", "False", "FALSE", "0"):
+        return False
+    raise ConfigError(f"option {name}: expected true or false, found {text!r}")
 
 
 def _number(name: str, text: str, *, integer: bool = False) -> float:
@@ -417,6 +430,8 @@ def _load_config(path: str | None, overrides: Mapping[str, str | None]) -> GateC
             data[name] = _number(name, str(given[name]))
     if "k" in given:
         data["k"] = int(_number("k", str(given["k"]), integer=True))
+    if "sequential" in given:
+        data["sequential"] = _boolean("sequential", str(given["sequential"]))
     for name in ("interval", "errors", "bound", "on_inconclusive"):
         if name in given:
             data[name] = given[name]

@@ -38,9 +38,11 @@ from gate.metrics.decision import (
     PairedRule,
     PointRule,
     PrecisionRule,
+    SequentialRule,
     more_stimuli,
     more_trials,
     more_trials_paired,
+    more_trials_sequential,
     stimulus_bounds,
     stimulus_estimates,
     stimulus_more_trials,
@@ -116,6 +118,8 @@ class GateDecision:
     comparison: Comparison | None = None
     p_value: float | None = None
     outside: int = 0
+    #: decided on a confidence sequence (valid at every look), not a fixed-n interval.
+    sequential: bool = False
 
     @property
     def passed(self) -> bool:
@@ -297,16 +301,81 @@ def _point_gate(spec: GateSpec, suite: SuiteScore, k: int) -> GateDecision:
     )
 
 
-def decide_gate(spec: GateSpec, suite: SuiteScore) -> GateDecision:
-    """Decide one gate on the results alone; :class:`ConfigError` when it cannot be evaluated."""
+def _outcomes(suite: SuiteScore, tag: str | None) -> tuple[list[np.ndarray], list[str]]:
+    """Every chosen stimulus's counted outcomes in trial order, for a confidence sequence."""
+    chosen = [s for s in suite.stimuli if tag is None or tag in s.tags]
+    if not chosen:
+        raise ConfigError(f"no stimulus carries the tag {tag!r}")
+    missing = [s.name for s in chosen if len(s.outcomes) != s.trials]
+    if missing:
+        raise ConfigError(
+            f"sequential: stimulus {missing[0]!r} has no trial order (a counts file gives "
+            "totals only); confidence sequences need every trial in order"
+        )
+    return [np.frombuffer(s.outcomes.encode(), dtype=np.uint8) == ord("P") for s in chosen], [
+        s.name for s in chosen
+    ]
+
+
+def _sequential_gate(spec: GateSpec, suite: SuiteScore, k: int, level: float) -> GateDecision:
+    outcomes, names = _outcomes(suite, spec.tag)
+    precision = spec.kind == "max_ci_half_width"
+    rule = SequentialRule(
+        _count_metric(spec), k, spec.target, spec.direction, level, spec.scope, precision
+    )
+    result = rule.evaluate_outcomes(list(outcomes))
+    outcome = _outcome(result.outcome[0])
+    failing: tuple[str, ...] = ()
+    undecided: tuple[str, ...] = ()
+    subject = suite.name
+    if result.stimuli is not None:
+        codes = result.stimuli[0]
+        failing = tuple(x for x, code in zip(names, codes, strict=True) if code == FAIL)
+        undecided = tuple(x for x, code in zip(names, codes, strict=True) if code == INCONCLUSIVE)
+        rates = np.array([x.mean() if x.size else np.nan for x in outcomes])
+        subject = _worst_name(names, np.nan_to_num(rates, nan=0.0), spec.direction)
+    advice = Advice()
+    if outcome == "inconclusive" and spec.scope == "suite":
+        advice = Advice(more_trials=more_trials_sequential(rule, list(outcomes)))
+    degree = 1 if spec.metric == "pass_rate" else k
+    return GateDecision(
+        spec=spec,
+        outcome=outcome,
+        basis="precision" if precision else "interval",
+        value=float(result.value[0]),
+        lower=float(result.lower[0]),
+        upper=float(result.upper[0]),
+        confidence=level,
+        k=k if spec.metric != "pass_rate" else None,
+        method=(
+            f"confidence sequence (anytime-valid; beta-mixture over complete rounds of "
+            f"{degree}-trial blocks)"
+        ),
+        subject=subject,
+        failing=failing,
+        undecided=undecided,
+        advice=advice,
+        sequential=True,
+    )
+
+
+def decide_gate(spec: GateSpec, suite: SuiteScore, sequential: bool = False) -> GateDecision:
+    """Decide one gate on the results alone; :class:`ConfigError` when it cannot be evaluated.
+
+    ``sequential``: gates on an interval (and half-width gates) decide on confidence
+    sequences, valid however often the check is re-run as trials arrive.
+    """
     if spec.kind in REGRESSION_KINDS:
         raise ValueError("regression gates are decided by decide_gates, with the baseline")
     k = spec.k if spec.k is not None else suite.k
     level = spec.confidence if spec.confidence is not None else suite.confidence
     _check_k(suite, spec, k, spec.tag)
+    on_interval = spec.bound != "estimate" and spec.metric in INTERVAL_METRICS
+    if sequential and (on_interval or spec.kind == "max_ci_half_width"):
+        return _sequential_gate(spec, suite, k, level)
     if spec.kind == "max_ci_half_width":
         return _precision_gate(spec, suite, k, level)
-    if spec.bound != "estimate" and spec.metric in INTERVAL_METRICS:
+    if on_interval:
         return _interval_gate(spec, suite, k, level)
     if spec.tag is not None:
         _chosen(suite, spec.tag)
@@ -510,6 +579,11 @@ def decide_gates(
     regression = [g for g in config.gates if g.kind in REGRESSION_KINDS]
     if regression and baseline is None:
         raise ConfigError(f"gate {regression[0].kind} needs a baseline (--baseline FILES)")
+    if regression and config.sequential:
+        raise ConfigError(
+            f"sequential: gate {regression[0].kind} is not sequential (its paired test holds "
+            "for one look); run regression gates without --sequential, once the trials are in"
+        )
     comparisons = _comparisons(config, suite, baseline) if baseline is not None else {}
     decisions: list[GateDecision] = []
     for spec in config.gates:
@@ -518,7 +592,7 @@ def decide_gates(
             comparison = comparisons[(spec.metric, spec.k, spec.tag, level)]
             decisions.append(_regression_gate(replace(spec, k=comparison.k), comparison))
         else:
-            decisions.append(decide_gate(spec, suite))
+            decisions.append(decide_gate(spec, suite, config.sequential))
     completed = _completed_trials(suite)
     if completed is not None:
         decisions.append(completed)

@@ -41,6 +41,7 @@ from gate.metrics.paired import (
     holm,
     paired_bounds_batch,
 )
+from gate.metrics.sequential import confidence_sequence, round_sums
 
 __all__ = [
     "FAIL",
@@ -52,10 +53,12 @@ __all__ = [
     "PointRule",
     "PrecisionRule",
     "RuleResult",
+    "SequentialRule",
     "latent_target",
     "more_stimuli",
     "more_trials",
     "more_trials_paired",
+    "more_trials_sequential",
     "regression_outcome",
     "stimulus_bounds",
     "stimulus_estimates",
@@ -372,6 +375,99 @@ class PrecisionRule:
         )
 
 
+def _latent(metric: CountMetric, p: FloatArray, k: int) -> FloatArray:
+    """P(a block passes) = g(p): p, 1-(1-p)^k or p^k."""
+    return _map(metric, p, k)
+
+
+@dataclass(frozen=True)
+class SequentialRule:
+    """Decide a count metric on its confidence sequence (:mod:`gate.metrics.sequential`).
+
+    The same three outcomes as :class:`IntervalRule`, on bounds that stay valid at
+    every look: a CI job may re-run the check after each batch of trials and stop at
+    the first pass or fail. ``precision=True`` is the half-width rule of
+    :class:`PrecisionRule` on the sequence. ``scope="stimuli"``: every stimulus on
+    its own sequence; the pass side needs every stimulus's lower bound (at α/2), the
+    fail side a stimulus's upper bound at α/(2M) (Bonferroni, valid at every look).
+    """
+
+    metric: CountMetric
+    k: int
+    target: float
+    direction: Direction = "min"
+    confidence: float = 0.95
+    scope: Literal["suite", "stimuli"] = "suite"
+    precision: bool = False
+
+    @property
+    def degree(self) -> int:
+        return 1 if self.metric == "pass_rate" else self.k
+
+    def _decide(self, lo: FloatArray, hi: FloatArray) -> CodeArray:
+        if self.precision:
+            half = (hi - lo) / 2.0
+            return np.where(half <= self.target + _TOLERANCE, PASS, INCONCLUSIVE).astype(np.int8)
+        return three_way(lo, hi, self.target, self.direction)
+
+    def evaluate_sums(self, sums: npt.ArrayLike, stimuli: int) -> RuleResult:
+        """The suite rule on passes per complete round, shape (R, B) (R runs)."""
+        s = np.atleast_2d(np.asarray(sums, dtype=np.int64))
+        runs = s.shape[0]
+        if s.shape[1] == 0:  # not one complete round yet: nothing is known
+            zeros, ones = np.zeros(runs), np.ones(runs)
+            outcome = self._decide(zeros, ones)
+            return RuleResult(outcome, np.full(runs, np.nan), zeros, ones)
+        cs = confidence_sequence(s, stimuli, self.confidence)
+        lo, hi = cs.lower[:, -1], cs.upper[:, -1]
+        value = s.sum(axis=1) / (stimuli * s.shape[1])
+        if self.precision:
+            value = (hi - lo) / 2.0
+        return RuleResult(self._decide(lo, hi), value, lo, hi)
+
+    def evaluate_outcomes(self, outcomes: list[npt.ArrayLike]) -> RuleResult:
+        """The rule on every stimulus's pass/fail outcomes in trial order (one run)."""
+        if self.scope == "suite":
+            rounds = round_sums(outcomes, self.metric, self.k)
+            return self.evaluate_sums(rounds.sums[None, :], rounds.stimuli)
+        m = len(outcomes)
+        alpha = alpha_of(self.confidence)
+        per = [round_sums([x], self.metric, self.k).sums for x in outcomes]
+        lows, highs, values = np.zeros(m), np.ones(m), np.full(m, np.nan)
+        strict_lows, strict_highs = np.zeros(m), np.ones(m)
+        for i, sums in enumerate(per):
+            if sums.size == 0:
+                continue
+            both = confidence_sequence(sums, 1, self.confidence)
+            strict = confidence_sequence(sums, 1, 1.0 - alpha / m)
+            lows[i], highs[i] = both.lower[-1], both.upper[-1]
+            strict_lows[i], strict_highs[i] = strict.lower[-1], strict.upper[-1]
+            values[i] = sums.sum() / sums.size
+        if self.precision:
+            codes = self._decide(lows, highs)
+        elif self.direction == "min":
+            codes = np.where(
+                lows >= self.target - _TOLERANCE,
+                PASS,
+                np.where(strict_highs < self.target - _TOLERANCE, FAIL, INCONCLUSIVE),
+            ).astype(np.int8)
+        else:
+            codes = np.where(
+                highs <= self.target + _TOLERANCE,
+                PASS,
+                np.where(strict_lows > self.target + _TOLERANCE, FAIL, INCONCLUSIVE),
+            ).astype(np.int8)
+        order = np.where(np.isnan(values), np.inf if self.direction == "min" else -np.inf, values)
+        worst = int(np.argmin(order) if self.direction == "min" else np.argmax(order))
+        return RuleResult(
+            _combine(codes[None, :]),
+            np.array([values[worst]]),
+            np.array([lows[worst]]),
+            np.array([highs[worst]]),
+            codes[None, :],
+        )
+
+
 def regression_outcome(
     lower: npt.ArrayLike,
     upper: npt.ArrayLike,
@@ -646,3 +742,35 @@ def more_stimuli(
         return _decided(rule.decide_bounds(lower, upper))
 
     return _smallest(probability, power, cap, start=d.size + 1)
+
+
+def more_trials_sequential(
+    rule: SequentialRule,
+    outcomes: list[npt.ArrayLike],
+    *,
+    power: float = 0.8,
+    seed: int = _SEED,
+    cap: int = MAX_MORE_TRIALS,
+) -> int | None:
+    """Additional trials per stimulus that decide a sequential suite rule (≥ ``power``).
+
+    Future rounds are simulated at the current estimates: block r of stimulus i
+    passes with probability g(c_i/n_i). Trials left over from an incomplete block
+    are ignored (slightly pessimistic). Suite scope only; ``None`` when even ``cap``
+    more trials would not decide.
+    """
+    rounds = round_sums(outcomes, rule.metric, rule.k)
+    shortest = min(np.asarray(x).size for x in outcomes)
+    rates = np.array([np.mean(np.asarray(x, dtype=float)) for x in outcomes])
+    block_pass = _latent(rule.metric, rates, rule.k)
+    runs = _runs(rates.size)
+
+    def probability(m: int) -> float:
+        extra = (shortest + m) // rule.degree - rounds.sums.size
+        rng = np.random.default_rng(seed)
+        future = (rng.random((runs, max(extra, 0), rates.size)) < block_pass).sum(axis=2)
+        past = np.broadcast_to(rounds.sums, (runs, rounds.sums.size))
+        sums = np.concatenate([past, future], axis=1)
+        return _decided(rule.evaluate_sums(sums, rounds.stimuli).outcome)
+
+    return _smallest(probability, power, cap)

@@ -101,6 +101,7 @@ def _gate(gate: GateDecision, comparisons: list[Comparison]) -> dict[str, Any]:
         "bound": spec.bound,
         "confidence": gate.confidence,
         "method": gate.method,
+        "sequential": gate.sequential,
         "default": spec.default,
         "detectable": spec.detectable,
         "p_value": _optional(gate.p_value),
@@ -131,6 +132,7 @@ def build_report(outcome: CheckOutcome) -> dict[str, Any]:
             "outcome": outcome.exit_outcome,
             "on_inconclusive": outcome.config.on_inconclusive,
         },
+        "sequential": outcome.config.sequential,
         "gates": [_gate(g, comparisons) for g in outcome.gates],
         "methods": {
             "confidence": s.confidence,

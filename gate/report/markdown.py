@@ -95,6 +95,8 @@ def render_gates(outcome: CheckOutcome) -> str:
             "guidance: pass rate ≥ 0.7, decided on its interval). Configure gates in "
             "`.eval-gate.yml`._"
         )
+    if any(g.sequential for g in outcome.gates):
+        notes.append(f"_{wording.SEQUENTIAL_NOTE}_")
     return "\n\n".join([body, "\n".join(sentences), *notes])
 
 

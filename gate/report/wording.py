@@ -142,11 +142,14 @@ def gate_name(decision: GateDecision, escape: Escape = _plain) -> str:
             f"({level} bounds of Δ{among})"
         )
     if spec.kind == "max_ci_half_width":
-        return f"{level} interval half-width of {metric} ≤ {spec.target:g} ({where})"
+        what = "confidence-sequence" if decision.sequential else "interval"
+        return f"{level} {what} half-width of {metric} ≤ {spec.target:g} ({where})"
     if spec.kind == "max_flakiness":
         return f"flakiness ≤ {spec.target:g}% ({where}, point estimate)"
     sign = "≥" if decision.direction == "min" else "≤"
     how = f"{level} interval" if decision.basis == "interval" else "point estimate"
+    if decision.sequential:
+        how = f"{level} confidence sequence"
     default = ", default gate" if spec.default else ""
     return f"{metric} {sign} {spec.target:g} ({where}, {how}{default})"
 
@@ -170,6 +173,10 @@ def bounds_text(decision: GateDecision) -> str:
 
 
 OUTCOME_MARK = {"pass": "✔ pass", "fail": "✘ **fail**", "inconclusive": "❔ inconclusive"}
+
+
+def _bounds_word(decision: GateDecision) -> str:
+    return "confidence sequence" if decision.sequential else "interval"
 
 
 def _claim(decision: GateDecision, escape: Escape) -> str:
@@ -199,13 +206,13 @@ def gate_sentence(decision: GateDecision, escape: Escape = _plain) -> str:
         width = f"half-width {decision.value:.3f}" if decision.value is not None else ""
         if outcome == "pass":
             return (
-                f"Pass: the {pct(decision.confidence or 0)} interval is narrow enough "
-                f"({width} ≤ {spec.target:g})."
+                f"Pass: the {pct(decision.confidence or 0)} {_bounds_word(decision)} is narrow "
+                f"enough ({width} ≤ {spec.target:g})."
             )
         where = f" (widest: {escape(decision.subject)})" if spec.scope == "stimuli" else ""
         return (
-            f"Inconclusive: the {pct(decision.confidence or 0)} interval is still too wide "
-            f"({width} > {spec.target:g}{where}); more trials narrow it."
+            f"Inconclusive: the {pct(decision.confidence or 0)} {_bounds_word(decision)} is "
+            f"still too wide ({width} > {spec.target:g}{where}); more trials narrow it."
         )
     claim = _claim(decision, escape)
     if decision.basis == "point estimate":
@@ -237,17 +244,21 @@ def gate_sentence(decision: GateDecision, escape: Escape = _plain) -> str:
             return f"Pass: the data show, at {level} confidence, that {claim}."
         return (
             f"Inconclusive: {stimuli_count(len(decision.undecided))} cannot be decided yet "
-            f"({some(decision.undecided, escape)}): their {level} intervals straddle the target."
+            f"({some(decision.undecided, escape)}): their {level} {_bounds_word(decision)}s "
+            "straddle the target."
         )
     if outcome == "pass":
-        return f"Pass: the data show, at {level} confidence, that {claim} (interval [{lo}, {hi}])."
+        return (
+            f"Pass: the data show, at {level} confidence, that {claim} "
+            f"({_bounds_word(decision)} [{lo}, {hi}])."
+        )
     if outcome == "fail":
         return (
             f"Fail: the data show, at {level} confidence, that it is not: {claim} is ruled "
-            f"out (interval [{lo}, {hi}])."
+            f"out ({_bounds_word(decision)} [{lo}, {hi}])."
         )
     return (
-        f"Inconclusive: the {level} interval [{lo}, {hi}] contains the target "
+        f"Inconclusive: the {level} {_bounds_word(decision)} [{lo}, {hi}] contains the target "
         f"{spec.target:g}, so the data cannot tell yet whether {claim}."
     )
 
@@ -481,6 +492,13 @@ def p_value_meaning(p: float, what: str = "worse") -> str:
 
 
 VERDICT_MARK = {"pass": "✅", "fail": "❌", "inconclusive": "❔"}
+
+
+SEQUENTIAL_NOTE = (
+    "Sequential: the gates' bounds are confidence sequences, valid however often this check "
+    "is re-run as trials arrive, so a job may stop at the first pass or fail (the suite "
+    "table's intervals hold for one look only)."
+)
 
 
 def verdict_line(outcome: CheckOutcome) -> str:

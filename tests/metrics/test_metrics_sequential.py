@@ -1,0 +1,155 @@
+"""Confidence sequences: closed forms by hand, the integral by quadrature, validity at
+every look by seeded simulation, and the issue-13 targets of a sequential gate."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, optimize
+
+from gate.metrics.decision import (
+    IntervalRule,
+    SequentialRule,
+    _decided,
+    _smallest,
+    more_trials_sequential,
+)
+from gate.metrics.sequential import (
+    block_outcomes,
+    confidence_sequence,
+    mixture_log_capital,
+    round_sums,
+)
+
+
+def capital_by_quadrature(s: int, n: int, theta: float, side: str = "lower") -> float:
+    """∫ likelihood ratio over x on the alternative side, uniform prior, by numerical quadrature."""
+
+    def ratio(x: float) -> float:
+        return math.exp(
+            s * math.log(x / theta) + (n - s) * math.log((1 - x) / (1 - theta))
+        )
+
+    if side == "lower":
+        value, _ = integrate.quad(ratio, theta, 1.0, limit=200)
+        return value / (1.0 - theta)
+    value, _ = integrate.quad(ratio, 0.0, theta, limit=200)
+    return value / theta
+
+
+@pytest.mark.parametrize(
+    ("s", "n", "theta"), [(37, 40, 0.8), (12, 20, 0.5), (55, 60, 0.9), (3, 10, 0.2), (0, 5, 0.3)]
+)
+def test_mixture_capital_matches_quadrature(s: int, n: int, theta: float) -> None:
+    for side in ("lower", "upper"):
+        expected = capital_by_quadrature(s, n, theta, side)
+        got = float(mixture_log_capital(s, n, theta, side))  # type: ignore[arg-type]
+        assert got == pytest.approx(math.log(expected), rel=1e-9, abs=1e-9)
+
+
+def test_all_pass_lower_bounds_solve_the_closed_form() -> None:
+    """S = N: K(θ) = (1 - θ^(N+1)) / ((N+1) θ^N (1-θ)); the bound is where K = 2/α = 40."""
+    cs = confidence_sequence([20, 20, 20, 20], 20, 0.95)
+    for rounds, lower in zip(range(1, 5), cs.lower.tolist(), strict=True):
+        n = 20 * rounds
+
+        def excess(t: float, n: int = n) -> float:
+            return (1 - t ** (n + 1)) / ((n + 1) * t**n * (1 - t)) - 40.0
+
+        assert lower == pytest.approx(optimize.brentq(excess, 0.3, 0.9999), abs=1e-9)
+    assert cs.upper.tolist() == [1.0] * 4  # nothing argues the value is below 1
+
+
+def test_bounds_never_widen_and_blocks_follow_trial_order() -> None:
+    cs = confidence_sequence([20, 5, 20, 20, 3], 20)
+    assert np.all(np.diff(cs.lower) >= 0) and np.all(np.diff(cs.upper) <= 0)
+    assert block_outcomes([1, 1, 1, 0, 1, 1], 3, "all").tolist() == [1, 0]
+    assert block_outcomes([0, 0, 1, 0, 0, 0], 3, "any").tolist() == [1, 0]
+    # ragged: only complete rounds count (the 7th trial of the first stimulus waits)
+    rounds = round_sums([[1, 1, 1, 1, 1, 1, 1], [1, 0, 1, 1, 1, 1]], "pass_hat_k", 3)
+    assert rounds.sums.tolist() == [1, 2] and rounds.stimuli == 2
+
+
+@pytest.mark.parametrize(("metric", "k"), [("pass_rate", 1), ("pass_hat_k", 3), ("pass_at_k", 2)])
+def test_the_sequence_covers_the_truth_at_every_look(metric: str, k: int) -> None:
+    """Heterogeneous stimuli (rates ~ Beta(2, 1)), 40 rounds, looked at after every one:
+    the truth mean_i g(p_i) must leave the 95% sequence in at most 5% of runs, at any look."""
+    rng = np.random.default_rng(13)
+    runs, m, rounds = 2000, 12, 40
+    p = rng.beta(2.0, 1.0, (runs, 1, m))
+    g = {"pass_rate": p, "pass_hat_k": p**k, "pass_at_k": 1 - (1 - p) ** k}[metric]
+    blocks = rng.random((runs, rounds, m)) < g  # block r of stimulus i passes w.p. g(p_i)
+    cs = confidence_sequence(blocks.sum(axis=2), m, 0.95)
+    truth = g.mean(axis=2)  # (runs, 1)
+    missed = np.any((cs.lower > truth) | (cs.upper < truth), axis=1)
+    print(f"{metric} (k = {k}): the truth left the sequence in {missed.mean():.4f} of runs")
+    assert missed.mean() <= 0.05
+
+
+# --------------------------------------------------------------------------- issue 13
+
+
+M, K, TARGET = 20, 3, 0.8
+LOOKS = range(3, 61, 2)
+
+
+def fixed_design_trials(p: float) -> int:
+    """What plan gives for the fixed design: trials per stimulus deciding the one-look
+    gate with 80% probability (the same search plan runs)."""
+    rule = IntervalRule("pass_hat_k", K, TARGET, "min", 0.95, "wilson", "suite")
+    rates = np.full(M, p)
+
+    def probability(n: int) -> float:
+        rng = np.random.default_rng(0)
+        c = rng.binomial(n, rates, size=(2000, M))
+        return _decided(rule.evaluate(np.full(M, n), c).outcome)
+
+    found = _smallest(probability, 0.8, 1000, start=K)
+    assert found is not None
+    return found
+
+
+def first_pass(p: float, runs: int, seed: int) -> np.ndarray:
+    """The look (trials per stimulus) at which each run first passes; inf if never by 60."""
+    rng = np.random.default_rng(seed)
+    rule = SequentialRule("pass_hat_k", K, TARGET)
+    blocks = rng.random((runs, max(LOOKS) // K, M)) < p**K  # one block of 3 trials passes
+    sums = blocks.sum(axis=2)
+    cs = confidence_sequence(sums, M, rule.confidence)
+    first = np.full(runs, np.inf)
+    for look in LOOKS:
+        rounds = look // K
+        passed = cs.lower[:, rounds - 1] >= TARGET
+        first = np.where(np.isinf(first) & passed, look, first)
+    return first
+
+
+def test_a_sequential_gate_meets_the_issue_targets() -> None:
+    n_fixed = fixed_design_trials(0.96)
+    bad = first_pass(0.75 ** (1 / 3), 2000, seed=1)  # true pass^3 = 0.75 < 0.8
+    planned = first_pass(0.96, 2000, seed=2)
+    better = first_pass(0.99, 2000, seed=3)
+    mean_better = float(np.mean(better[np.isfinite(better)]))
+    print(
+        f"fixed design N = {n_fixed}; pass rate at truth 0.75: {np.mean(np.isfinite(bad)):.4f}; "
+        f"at p = 0.96 by 60 trials: {np.mean(np.isfinite(planned)):.3f}; at p = 0.99: passes "
+        f"after {mean_better:.1f} trials on average ({np.mean(np.isfinite(better)):.3f} pass)"
+    )
+    assert 20 <= n_fixed <= 30
+    assert np.mean(np.isfinite(bad)) <= 0.05
+    assert np.mean(np.isfinite(planned)) >= 0.80
+    assert np.all(np.isfinite(better)) and mean_better <= 0.5 * n_fixed
+
+
+def test_the_rule_on_outcomes_agrees_with_the_vectorised_sequence() -> None:
+    rng = np.random.default_rng(5)
+    outcomes = [rng.random(12) < 0.95 for _ in range(M)]
+    rule = SequentialRule("pass_hat_k", K, TARGET)
+    result = rule.evaluate_outcomes(list(outcomes))
+    sums = round_sums(outcomes, "pass_hat_k", K).sums
+    cs = confidence_sequence(sums, M)
+    assert (result.lower[0], result.upper[0]) == (cs.lower[-1], cs.upper[-1])
+    more = more_trials_sequential(rule, list(outcomes))
+    assert result.outcome[0] != 0 or (more is not None and more > 0)
