@@ -75,6 +75,69 @@ def ingest_options(func: F) -> F:
     return func
 
 
+def gate_options(func: F) -> F:
+    """Options that set or override gates (shared by check and plan); each is the action
+    input of the same name in snake_case."""
+    options = [
+        click.option(
+            "--k", type=click.IntRange(1), help="k of pass@k and pass^k (default: fewest trials)."
+        ),
+        click.option("--threshold", help="Gate: suite score ≥ this."),
+        click.option("--min-pass-rate", help="Gate: suite pass rate ≥ this."),
+        click.option("--min-pass-at-k", help="Gate: suite pass@k ≥ this (k from --k)."),
+        click.option("--min-pass-hat-k", help="Gate: suite pass^k ≥ this (k from --k)."),
+        click.option("--max-flakiness", help="Gate: every stimulus's flakiness ≤ this percent."),
+        click.option(
+            "--max-ci-half-width", help="Gate: half-width of the suite pass-rate interval ≤ this."
+        ),
+        click.option(
+            "--max-regression", help="Gate: the candidate is not worse than the baseline by more."
+        ),
+        click.option(
+            "--min-improvement",
+            help="Gate: the candidate is better than the baseline by at least this.",
+        ),
+        click.option(
+            "--detectable",
+            help="Regression gates: the margin that decides the other way (default: the gate's "
+            "own margin + 0.05): --max-regression passes once a drop beyond it is ruled out.",
+        ),
+        click.option(
+            "--sequential/--no-sequential",
+            default=None,
+            help="Decide interval gates on confidence sequences, valid however often the check is "
+            "re-run as trials arrive (stop at the first pass or fail).",
+        ),
+        click.option(
+            "--on-inconclusive",
+            type=click.Choice(["inconclusive", "fail", "pass"]),
+            help="Exit code of an inconclusive verdict: inconclusive (3, default), fail (1) or "
+            "pass (0).",
+        ),
+        click.option(
+            "--bound",
+            type=click.Choice(["estimate", "interval", "lower", "upper"]),
+            help="Decide gates on the point estimate (pass/fail, no error control) or their "
+            "interval (pass, fail or inconclusive; lower/upper name the bound that must clear "
+            "the target).",
+        ),
+        click.option("--confidence", help="Level of every interval (default 0.95)."),
+        click.option(
+            "--interval",
+            type=click.Choice(["wilson", "jeffreys", "clopper-pearson", "beta"]),
+            help="Interval method for one stimulus's pass rate (default wilson).",
+        ),
+        click.option(
+            "--errors",
+            type=click.Choice(["fail", "exclude"]),
+            help="Errored trials count as failures (fail, default) or are left out (exclude).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
 def _ingest(
     format_name: str,
     column_map: str | None,
@@ -131,57 +194,7 @@ def main() -> None:
 @click.option("--summary", type=click.Path(dir_okay=False), help="Write the Markdown summary here.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the JSON report.")
 @click.option("--baseline", multiple=True, help="Results of the base branch (repeatable; globs).")
-@click.option(
-    "--k", type=click.IntRange(1), help="k of pass@k and pass^k (default: fewest trials)."
-)
-@click.option("--threshold", help="Gate: suite score ≥ this.")
-@click.option("--min-pass-rate", help="Gate: suite pass rate ≥ this.")
-@click.option("--min-pass-at-k", help="Gate: suite pass@k ≥ this (k from --k).")
-@click.option("--min-pass-hat-k", help="Gate: suite pass^k ≥ this (k from --k).")
-@click.option("--max-flakiness", help="Gate: every stimulus's flakiness ≤ this percent.")
-@click.option(
-    "--max-ci-half-width", help="Gate: half-width of the suite pass-rate interval ≤ this."
-)
-@click.option(
-    "--max-regression", help="Gate: the candidate is not worse than the baseline by more."
-)
-@click.option(
-    "--min-improvement",
-    help="Gate: the candidate is better than the baseline by at least this.",
-)
-@click.option(
-    "--detectable",
-    help="Regression gates: the margin that decides the other way (default: the gate's own "
-    "margin + 0.05): --max-regression passes once a drop beyond it is ruled out.",
-)
-@click.option(
-    "--sequential/--no-sequential",
-    default=None,
-    help="Decide interval gates on confidence sequences, valid however often the check is "
-    "re-run as trials arrive (stop at the first pass or fail).",
-)
-@click.option(
-    "--on-inconclusive",
-    type=click.Choice(["inconclusive", "fail", "pass"]),
-    help="Exit code of an inconclusive verdict: inconclusive (3, default), fail (1) or pass (0).",
-)
-@click.option(
-    "--bound",
-    type=click.Choice(["estimate", "interval", "lower", "upper"]),
-    help="Decide gates on the point estimate (pass/fail, no error control) or their interval "
-    "(pass, fail or inconclusive; lower/upper name the bound that must clear the target).",
-)
-@click.option("--confidence", help="Level of every interval (default 0.95).")
-@click.option(
-    "--interval",
-    type=click.Choice(["wilson", "jeffreys", "clopper-pearson", "beta"]),
-    help="Interval method for one stimulus's pass rate (default wilson).",
-)
-@click.option(
-    "--errors",
-    type=click.Choice(["fail", "exclude"]),
-    help="Errored trials count as failures (fail, default) or are left out (exclude).",
-)
+@gate_options
 @ingest_options
 def check(
     results: tuple[str, ...],
@@ -239,6 +252,110 @@ def check(
         err=True,
     )
     sys.exit(outcome.exit_code)
+
+
+@main.command()
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False),
+    help="Gate configuration (default: .eval-gate.yml when present).",
+)
+@click.option(
+    "--stimuli", type=click.IntRange(1), help="Stimuli in the run (default: the pilot's)."
+)
+@click.option(
+    "--expect",
+    type=click.FloatRange(0, 1),
+    help="Expected pass rate of every stimulus (0-1); or give --pilot.",
+)
+@click.option(
+    "--pilot",
+    multiple=True,
+    help="Results of a pilot run (repeatable; globs): each stimulus's pass rate is its "
+    "expectation.",
+)
+@click.option(
+    "--power",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.8,
+    show_default=True,
+    help="Probability with which each gate must be decided.",
+)
+@click.option("--json", "json_path", help="Write the plan as JSON here ('-': stdout).")
+@gate_options
+@ingest_options
+def plan(
+    config: str | None,
+    stimuli: int | None,
+    expect: float | None,
+    pilot: tuple[str, ...],
+    power: float,
+    json_path: str | None,
+    format_name: str,
+    column_map: str | None,
+    pass_threshold: float | None,
+    scorer: str | None,
+    junit_flakefinder: bool,
+    suite: str | None,
+    **overrides: Any,
+) -> None:
+    """How many trials per stimulus each gate needs, before the run (by simulation).
+
+    Give the expected pass rate (--expect P with --stimuli M) or a pilot run (--pilot
+    FILES); the gates come from the configuration and the same options as check.
+    """
+    from gate.config import load_config
+    from gate.planning import plan as make_plan
+    from gate.report.plan_report import build_plan_report, render_plan
+
+    if (expect is None) == (not pilot):
+        raise click.UsageError("give either --expect P (with --stimuli M) or --pilot FILES")
+    try:
+        gate_config = load_config(
+            config, {k: None if v is None else str(v) for k, v in overrides.items()}
+        )
+        if expect is not None:
+            if stimuli is None:
+                raise click.UsageError("--expect needs --stimuli M (how many stimuli)")
+            rates = [expect] * stimuli
+            source = "expect"
+        else:
+            rates = _pilot_rates(
+                pilot,
+                _ingest(format_name, column_map, pass_threshold, scorer, junit_flakefinder, suite),
+                gate_config.errors,
+                stimuli,
+            )
+            source = "pilot"
+        result = make_plan(gate_config, rates, power=power, source=source)
+    except EvalGateError as error:
+        raise BadInput(str(error)) from None
+    if json_path == "-":
+        from gate.report.json_report import dumps
+
+        click.echo(dumps(build_plan_report(result)), nl=False)
+        return
+    if json_path:
+        from gate.fileio import atomic_write
+        from gate.report.json_report import dumps
+
+        atomic_write(json_path, dumps(build_plan_report(result)))
+    click.echo(render_plan(result), nl=False)
+
+
+def _pilot_rates(
+    patterns: tuple[str, ...], options: IngestOptions, errors: str, stimuli: int | None
+) -> list[float]:
+    """Each pilot stimulus's pass rate c/n; with --stimuli, repeated in order to that many."""
+    from gate.ingest import load
+
+    table, _ = load(patterns, options)
+    summary = table.summary(errors == "fail")
+    rates = [c / n for n, c in zip(summary.n.tolist(), summary.c.tolist(), strict=True) if n > 0]
+    if not rates:
+        raise BadInput("the pilot has no counted trial")
+    count = stimuli or len(rates)
+    return [rates[i % len(rates)] for i in range(count)]
 
 
 @main.command()

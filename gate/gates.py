@@ -199,7 +199,9 @@ def _worst_name(names: Sequence[str], values: np.ndarray, direction: str) -> str
     return names[int(np.argmin(values) if direction == "min" else np.argmax(values))]
 
 
-def _interval_gate(spec: GateSpec, suite: SuiteScore, k: int, level: float) -> GateDecision:
+def _interval_gate(
+    spec: GateSpec, suite: SuiteScore, k: int, level: float, advise: bool
+) -> GateDecision:
     n, c, names = _chosen(suite, spec.tag)
     metric = _count_metric(spec)
     rule = IntervalRule(
@@ -220,7 +222,7 @@ def _interval_gate(spec: GateSpec, suite: SuiteScore, k: int, level: float) -> G
         subject = _worst_name(names, estimates, spec.direction)
         lo, hi = stimulus_bounds(metric, n, c, k, level, suite.interval_method)
         outside = int(np.count_nonzero((estimates < lo) | (estimates > hi)))
-    if outcome == "inconclusive":
+    if outcome == "inconclusive" and advise:
         per: tuple[tuple[str, int | None], ...] = ()
         if result.stimuli is not None:
             each = stimulus_more_trials(rule, n, c)
@@ -244,7 +246,9 @@ def _interval_gate(spec: GateSpec, suite: SuiteScore, k: int, level: float) -> G
     )
 
 
-def _precision_gate(spec: GateSpec, suite: SuiteScore, k: int, level: float) -> GateDecision:
+def _precision_gate(
+    spec: GateSpec, suite: SuiteScore, k: int, level: float, advise: bool
+) -> GateDecision:
     n, c, names = _chosen(suite, spec.tag)
     metric = _count_metric(spec)
     rule = PrecisionRule(metric, k, spec.target, level, suite.interval_method, spec.scope)
@@ -257,7 +261,9 @@ def _precision_gate(spec: GateSpec, suite: SuiteScore, k: int, level: float) -> 
         undecided = tuple(x for x, code in zip(names, codes, strict=True) if code == INCONCLUSIVE)
         lo, hi = stimulus_bounds(metric, n, c, k, level, suite.interval_method)
         subject = _worst_name(names, hi - lo, "max")
-    advice = Advice(more_trials=more_trials(rule, n, c)) if outcome == "inconclusive" else Advice()
+    advice = Advice()
+    if outcome == "inconclusive" and advise:
+        advice = Advice(more_trials=more_trials(rule, n, c))
     return GateDecision(
         spec=spec,
         outcome=outcome,
@@ -317,7 +323,9 @@ def _outcomes(suite: SuiteScore, tag: str | None) -> tuple[list[np.ndarray], lis
     ]
 
 
-def _sequential_gate(spec: GateSpec, suite: SuiteScore, k: int, level: float) -> GateDecision:
+def _sequential_gate(
+    spec: GateSpec, suite: SuiteScore, k: int, level: float, advise: bool
+) -> GateDecision:
     outcomes, names = _outcomes(suite, spec.tag)
     precision = spec.kind == "max_ci_half_width"
     rule = SequentialRule(
@@ -335,7 +343,7 @@ def _sequential_gate(spec: GateSpec, suite: SuiteScore, k: int, level: float) ->
         rates = np.array([x.mean() if x.size else np.nan for x in outcomes])
         subject = _worst_name(names, np.nan_to_num(rates, nan=0.0), spec.direction)
     advice = Advice()
-    if outcome == "inconclusive" and spec.scope == "suite":
+    if outcome == "inconclusive" and spec.scope == "suite" and advise:
         advice = Advice(more_trials=more_trials_sequential(rule, list(outcomes)))
     degree = 1 if spec.metric == "pass_rate" else k
     return GateDecision(
@@ -359,11 +367,14 @@ def _sequential_gate(spec: GateSpec, suite: SuiteScore, k: int, level: float) ->
     )
 
 
-def decide_gate(spec: GateSpec, suite: SuiteScore, sequential: bool = False) -> GateDecision:
+def decide_gate(
+    spec: GateSpec, suite: SuiteScore, sequential: bool = False, *, advise: bool = True
+) -> GateDecision:
     """Decide one gate on the results alone; :class:`ConfigError` when it cannot be evaluated.
 
     ``sequential``: gates on an interval (and half-width gates) decide on confidence
-    sequences, valid however often the check is re-run as trials arrive.
+    sequences, valid however often the check is re-run as trials arrive. ``advise``:
+    simulate what would decide an inconclusive gate (off for simulations of the rule).
     """
     if spec.kind in REGRESSION_KINDS:
         raise ValueError("regression gates are decided by decide_gates, with the baseline")
@@ -372,11 +383,11 @@ def decide_gate(spec: GateSpec, suite: SuiteScore, sequential: bool = False) -> 
     _check_k(suite, spec, k, spec.tag)
     on_interval = spec.bound != "estimate" and spec.metric in INTERVAL_METRICS
     if sequential and (on_interval or spec.kind == "max_ci_half_width"):
-        return _sequential_gate(spec, suite, k, level)
+        return _sequential_gate(spec, suite, k, level, advise)
     if spec.kind == "max_ci_half_width":
-        return _precision_gate(spec, suite, k, level)
+        return _precision_gate(spec, suite, k, level, advise)
     if on_interval:
-        return _interval_gate(spec, suite, k, level)
+        return _interval_gate(spec, suite, k, level, advise)
     if spec.tag is not None:
         _chosen(suite, spec.tag)
     return _point_gate(spec, suite, k)
@@ -473,7 +484,7 @@ def _comparisons(
     return found
 
 
-def _regression_gate(spec: GateSpec, comparison: Comparison) -> GateDecision:
+def _regression_gate(spec: GateSpec, comparison: Comparison, advise: bool = True) -> GateDecision:
     kind = cast(Literal["max_regression", "min_improvement"], spec.kind)
     assert spec.detectable is not None
     rule = PairedRule(
@@ -498,7 +509,7 @@ def _regression_gate(spec: GateSpec, comparison: Comparison) -> GateDecision:
         outcome = _outcome(result.outcome[0])
         worst = min(rows, key=lambda r: r.p_holm)
         advice = Advice()
-        if outcome == "inconclusive":
+        if outcome == "inconclusive" and advise:
             advice = Advice(more_trials=more_trials_paired(rule, nb, cb, nc, cc))
         return GateDecision(
             spec=spec,
@@ -519,7 +530,7 @@ def _regression_gate(spec: GateSpec, comparison: Comparison) -> GateDecision:
         )
     outcome = _outcome(rule.decide_bounds([test.lower], [test.upper])[0])
     advice = Advice()
-    if outcome == "inconclusive":
+    if outcome == "inconclusive" and advise:
         trials = None if comparison.metric == "score" else more_trials_paired(rule, nb, cb, nc, cc)
         advice = Advice(more_trials=trials, more_stimuli=more_stimuli(rule, comparison.differences))
     at_margin = comparison.test_at(
@@ -563,7 +574,11 @@ def _completed_trials(suite: SuiteScore) -> GateDecision | None:
 
 
 def decide_gates(
-    config: GateConfig, suite: SuiteScore, baseline: SuiteScore | None = None
+    config: GateConfig,
+    suite: SuiteScore,
+    baseline: SuiteScore | None = None,
+    *,
+    advise: bool = True,
 ) -> tuple[list[GateDecision], list[Comparison]]:
     """Every configured gate, in configuration order, and the comparisons behind them.
 
@@ -590,9 +605,9 @@ def decide_gates(
         if spec.kind in REGRESSION_KINDS:
             level = spec.confidence if spec.confidence is not None else config.confidence
             comparison = comparisons[(spec.metric, spec.k, spec.tag, level)]
-            decisions.append(_regression_gate(replace(spec, k=comparison.k), comparison))
+            decisions.append(_regression_gate(replace(spec, k=comparison.k), comparison, advise))
         else:
-            decisions.append(decide_gate(spec, suite, config.sequential))
+            decisions.append(decide_gate(spec, suite, config.sequential, advise=advise))
     completed = _completed_trials(suite)
     if completed is not None:
         decisions.append(completed)

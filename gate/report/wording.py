@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from gate.config import GateSpec
 from gate.gates import COMPLETED_TRIALS, GateDecision
 from gate.metrics.paired import T_MIN_STIMULI, PairedTest, min_sign_flip_stimuli
 
@@ -118,15 +119,33 @@ def target_text(decision: GateDecision) -> str:
 
 def gate_name(decision: GateDecision, escape: Escape = _plain) -> str:
     """What the gate checks, in a few words, with what it decides on."""
-    spec = decision.spec
+    return spec_label(
+        decision.spec,
+        decision.k,
+        decision.confidence,
+        on_interval=decision.basis == "interval",
+        sequential=decision.sequential,
+        escape=escape,
+    )
+
+
+def spec_label(
+    spec: GateSpec,
+    k: int | None,
+    confidence: float | None,
+    *,
+    on_interval: bool,
+    sequential: bool = False,
+    escape: Escape = _plain,
+) -> str:
+    """A gate's name from its configuration (the plan names gates before any data)."""
     if spec.kind == COMPLETED_TRIALS:
         return "at least one trial completed without error"
-    k = decision.k
     metric = metric_label(spec.metric, k, spec.estimator)
     where = "suite" if spec.scope == "suite" else "every stimulus"
     if spec.tag:
         where += f" tagged {escape(spec.tag)}"
-    level = pct(decision.confidence) if decision.confidence is not None else ""
+    level = pct(confidence) if confidence is not None else ""
     if spec.kind in ("max_regression", "min_improvement"):
         among = f", stimuli tagged {escape(spec.tag)}" if spec.tag else ""
         if spec.scope == "stimuli":
@@ -142,13 +161,13 @@ def gate_name(decision: GateDecision, escape: Escape = _plain) -> str:
             f"({level} bounds of Δ{among})"
         )
     if spec.kind == "max_ci_half_width":
-        what = "confidence-sequence" if decision.sequential else "interval"
+        what = "confidence-sequence" if sequential else "interval"
         return f"{level} {what} half-width of {metric} ≤ {spec.target:g} ({where})"
     if spec.kind == "max_flakiness":
         return f"flakiness ≤ {spec.target:g}% ({where}, point estimate)"
-    sign = "≥" if decision.direction == "min" else "≤"
-    how = f"{level} interval" if decision.basis == "interval" else "point estimate"
-    if decision.sequential:
+    sign = "≥" if spec.direction == "min" else "≤"
+    how = f"{level} interval" if on_interval else "point estimate"
+    if sequential:
         how = f"{level} confidence sequence"
     default = ", default gate" if spec.default else ""
     return f"{metric} {sign} {spec.target:g} ({where}, {how}{default})"

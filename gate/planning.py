@@ -1,0 +1,309 @@
+"""Plan a run: the trials per stimulus (or stimuli) each configured gate needs.
+
+``eval-gate plan`` answers "how many runs do I need?" with the gate's own rule:
+for N trials per stimulus, draw every stimulus's passes from Binomial(N, p_i)
+at the expected rates p_i (``--expect P`` for all, or each stimulus's rate in a
+pilot run), apply the gate's decision rule (:mod:`gate.metrics.decision`), and
+find the smallest N at which the gate is decided with probability ≥ ``power``.
+No normal formula: the interval, the multiplicity adjustment and the
+discreteness of small counts are all in the simulation.
+
+- A gate on an interval (or a half-width gate) is *decided* when it passes or
+  fails.
+- A gate on the point estimate always decides; its plan is the N at which its
+  verdict agrees with the one the expected rates imply (no error control).
+- A regression gate is planned for an unchanged agent (both runs at the
+  expected rates): trials per stimulus on each run, and, where more trials
+  cannot do it, the stimuli needed.
+- Score gates (``threshold``) have no trial model: not planned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Literal, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from gate.config import INTERVAL_METRICS, REGRESSION_KINDS, GateConfig, GateSpec
+from gate.errors import ConfigError
+from gate.metrics.decision import (
+    INCONCLUSIVE,
+    PASS,
+    IntervalRule,
+    PairedRule,
+    PointRule,
+    PrecisionRule,
+    _smallest,
+)
+
+#: searches stop here: a plan beyond it is not a plan anyone can run.
+MAX_TRIALS = 5_000
+MAX_STIMULI = 20_000
+#: simulated runs per probability (the estimate's standard error at 0.8 is about 0.009).
+RUNS = 2_000
+_SEED = 20_261_124
+
+Goal = Literal["decide", "agree", "not planned"]
+
+
+@dataclass(frozen=True)
+class GatePlan:
+    """One gate's plan.
+
+    Attributes:
+        spec: The gate.
+        k: The k it was planned at (``None`` where k does not apply).
+        goal: ``"decide"`` (pass or fail, for gates with error control), ``"agree"``
+            (point-estimate gates: the verdict the expected rates imply) or
+            ``"not planned"``.
+        trials: Trials per stimulus that reach ``power`` (``None``: not within
+            :data:`MAX_TRIALS`, or not planned).
+        stimuli: For regression gates, the stimuli needed at ``trials_for_stimuli``
+            trials per stimulus, when more trials alone do not reach ``power``.
+        trials_for_stimuli: The trials per stimulus that ``stimuli`` assumes.
+        probability: The simulated probability at ``trials`` (≥ power).
+        probability_smaller: The same at 0.6 × ``trials``: how much a smaller run loses.
+        expected_outcome: For ``agree``: the verdict the expected rates imply.
+        reason: Why a gate is not planned or cannot reach ``power`` (a code the
+            report words: ``"score"``, ``"on target"``, ``"unreachable"``).
+    """
+
+    spec: GateSpec
+    goal: Goal
+    trials: int | None
+    k: int | None = None
+    stimuli: int | None = None
+    trials_for_stimuli: int | None = None
+    probability: float | None = None
+    probability_smaller: float | None = None
+    expected_outcome: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The plan of every configured gate, at ``stimuli`` stimuli and the expected rates."""
+
+    stimuli: int
+    rates: npt.NDArray[np.float64]
+    source: str
+    power: float
+    confidence: float
+    interval: str
+    gates: tuple[GatePlan, ...]
+
+    @property
+    def trials_per_stimulus(self) -> int | None:
+        """The largest over gates: the run that decides every gate that can be decided."""
+        found = [g.trials for g in self.gates if g.trials is not None]
+        return max(found) if found else None
+
+
+CountMetric = Literal["pass_rate", "pass_at_k", "pass_hat_k"]
+Evaluate = Callable[[npt.NDArray[np.int64], npt.NDArray[np.int64]], npt.NDArray[np.int8]]
+
+
+def _probability(evaluate: Evaluate, rates: np.ndarray, n: int, wanted: int | None) -> float:
+    """P(the rule decides) (``wanted=None``) or P(outcome == wanted), over simulated runs."""
+    rng = np.random.default_rng(_SEED)
+    c = rng.binomial(n, rates, size=(RUNS, rates.size))
+    outcome = evaluate(np.full(rates.size, n), c)
+    if wanted is None:
+        return float(np.mean(outcome != INCONCLUSIVE))
+    return float(np.mean(outcome == wanted))
+
+
+@dataclass(frozen=True)
+class _Found:
+    trials: int | None
+    probability: float | None
+    probability_smaller: float | None
+
+
+def _search(probability: Callable[[int], float], power: float, start: int) -> _Found:
+    """The smallest N ≥ ``start`` reaching ``power``, its probability and that at 0.6 N."""
+    found = _smallest(probability, power, MAX_TRIALS, start=start)
+    if found is None:
+        return _Found(None, None, None)
+    smaller = max(start, int(0.6 * found))
+    return _Found(found, probability(found), probability(smaller))
+
+
+def _k(spec: GateSpec, config: GateConfig) -> int:
+    k = spec.k if spec.k is not None else config.k
+    if k is None:
+        if spec.metric in ("pass_at_k", "pass_hat_k"):
+            raise ConfigError(
+                f"plan: gate {spec.kind} on {spec.metric} needs k (set k in the configuration, "
+                "on the gate, or --k): there are no trials yet to take it from"
+            )
+        return 1
+    return k
+
+
+def _truth(metric: CountMetric, rates: np.ndarray, k: int) -> np.ndarray:
+    if metric == "pass_hat_k":
+        return np.asarray(rates**k)
+    if metric == "pass_at_k":
+        return np.asarray(1.0 - (1.0 - rates) ** k)
+    return rates
+
+
+def _plan_gate(spec: GateSpec, config: GateConfig, rates: np.ndarray, power: float) -> GatePlan:
+    if spec.kind == "threshold" or spec.metric == "score":
+        return GatePlan(spec, "not planned", None, reason="score")
+    k = _k(spec, config)
+    level = spec.confidence if spec.confidence is not None else config.confidence
+    degree = 1 if spec.metric == "pass_rate" else k
+    if spec.kind in REGRESSION_KINDS:
+        return _plan_regression(spec, config, rates, power, k, level)
+    metric = cast(CountMetric, spec.metric)
+    if spec.kind == "max_ci_half_width":
+        rule: IntervalRule | PrecisionRule | PointRule = PrecisionRule(
+            metric, k, spec.target, level, config.interval, spec.scope
+        )
+        wanted = None
+    elif spec.bound != "estimate" and spec.metric in INTERVAL_METRICS:
+        rule = IntervalRule(
+            metric, k, spec.target, spec.direction, level, config.interval, spec.scope
+        )
+        wanted = None
+    else:
+        point_metric = "flakiness" if spec.kind == "max_flakiness" else spec.metric
+        target = spec.target / 100.0 if spec.kind == "max_flakiness" else spec.target
+        rule = PointRule(point_metric, k, target, spec.direction, spec.scope)
+        if point_metric == "flakiness":
+            truth = np.minimum(rates, 1.0 - rates)
+        else:
+            truth = _truth(metric, rates, k)
+        expected = rule.decide_values(truth[None, :]).outcome[0]
+        if spec.scope == "suite" and abs(float(np.mean(truth)) - target) < 1e-12:
+            return GatePlan(spec, "agree", None, reason="on target")
+        wanted = int(expected)
+
+        def evaluate_point(n: np.ndarray, c: np.ndarray) -> np.ndarray:
+            return rule.evaluate(n, c).outcome
+
+        numbers = _search(lambda n: _probability(evaluate_point, rates, n, wanted), power, degree)
+        return GatePlan(
+            spec,
+            "agree",
+            numbers.trials,
+            probability=numbers.probability,
+            probability_smaller=numbers.probability_smaller,
+            expected_outcome="pass" if wanted == PASS else "fail",
+            reason=None if numbers.trials is not None else "unreachable",
+        )
+    suite_value = float(np.mean(_truth(metric, rates, k)))
+    if spec.scope == "suite" and rule_is_interval(rule) and abs(suite_value - spec.target) < 1e-12:
+        return GatePlan(spec, "decide", None, reason="on target")
+
+    def evaluate(n: np.ndarray, c: np.ndarray) -> np.ndarray:
+        return rule.evaluate(n, c).outcome
+
+    numbers = _search(lambda n: _probability(evaluate, rates, n, None), power, degree)
+    return GatePlan(
+        spec,
+        "decide",
+        numbers.trials,
+        probability=numbers.probability,
+        probability_smaller=numbers.probability_smaller,
+        reason=None if numbers.trials is not None else "unreachable",
+    )
+
+
+def rule_is_interval(rule: object) -> bool:
+    return isinstance(rule, IntervalRule)
+
+
+def _plan_regression(
+    spec: GateSpec,
+    config: GateConfig,
+    rates: np.ndarray,
+    power: float,
+    k: int,
+    level: float,
+) -> GatePlan:
+    assert spec.detectable is not None
+    rule = PairedRule(
+        cast(Literal["max_regression", "min_improvement"], spec.kind),
+        cast(Literal["pass_rate", "pass_hat_k", "score"], spec.metric),
+        k,
+        spec.target,
+        spec.detectable,
+        level,
+        spec.scope,
+    )
+    degree = 1 if spec.metric == "pass_rate" else k
+
+    def decided(stimulus_rates: np.ndarray, n: int) -> float:
+        rng = np.random.default_rng(_SEED)
+        runs = max(200, min(RUNS, 4_000_000 // max(stimulus_rates.size, 1)))
+        shape = (runs, stimulus_rates.size)
+        cb = rng.binomial(n, stimulus_rates, size=shape)
+        cc = rng.binomial(n, stimulus_rates, size=shape)
+        counts = np.full(stimulus_rates.size, n)
+        outcome = rule.evaluate_counts(counts, cb, counts, cc).outcome
+        return float(np.mean(outcome != INCONCLUSIVE))
+
+    numbers = _search(lambda n: decided(rates, n), power, degree)
+    if numbers.trials is not None:
+        return GatePlan(
+            spec,
+            "decide",
+            numbers.trials,
+            probability=numbers.probability,
+            probability_smaller=numbers.probability_smaller,
+        )
+    # More trials cannot do it (a few stimuli cannot rule a drop out): count stimuli.
+    trials = max(5, degree)
+    stimuli = _smallest(
+        lambda m: decided(np.resize(rates, m), trials), power, MAX_STIMULI, start=rates.size
+    )
+    return GatePlan(
+        spec,
+        "decide",
+        None,
+        stimuli=stimuli,
+        trials_for_stimuli=trials,
+        probability=None if stimuli is None else decided(np.resize(rates, stimuli), trials),
+        reason="unreachable" if stimuli is None else None,
+    )
+
+
+def plan(config: GateConfig, rates: npt.ArrayLike, *, power: float = 0.8, source: str) -> Plan:
+    """Plan every configured gate at the expected per-stimulus pass rates ``rates``.
+
+    >>> from gate.config import build_config
+    >>> config = build_config({"k": 3, "gates": {"pass_hat_k": {"min": 0.8, "bound": "lower"}}})
+    >>> result = plan(config, [0.96] * 20, source="expect")
+    >>> result.trials_per_stimulus
+    25
+    """
+    values = np.asarray(rates, dtype=np.float64).ravel()
+    if values.size == 0:
+        raise ConfigError("plan: no stimuli to plan for")
+    if not np.all((values >= 0.0) & (values <= 1.0)):
+        raise ConfigError("plan: expected pass rates must lie in [0, 1]")
+    if not 0.0 < power < 1.0:
+        raise ConfigError(f"plan: power {power} must lie strictly between 0 and 1")
+    gates = tuple(
+        replace(
+            _plan_gate(spec, config, values, power),
+            k=_k(spec, config) if spec.metric in ("pass_at_k", "pass_hat_k") else None,
+        )
+        for spec in config.gates
+    )
+    return Plan(
+        stimuli=values.size,
+        rates=values,
+        source=source,
+        power=power,
+        confidence=config.confidence,
+        interval=config.interval,
+        gates=gates,
+    )
+

@@ -1,0 +1,128 @@
+"""``eval-gate plan`` output: a Markdown table for people, JSON for machines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gate.config import INTERVAL_METRICS, REGRESSION_KINDS
+from gate.planning import GatePlan, Plan
+from gate.report import wording
+from gate.report.markdown import table
+
+
+def _label(plan: Plan, gate: GatePlan) -> str:
+    spec = gate.spec
+    level = spec.confidence if spec.confidence is not None else plan.confidence
+    on_interval = spec.bound != "estimate" and spec.metric in INTERVAL_METRICS
+    with_level = on_interval or spec.kind in (*REGRESSION_KINDS, "max_ci_half_width")
+    return wording.spec_label(
+        spec, gate.k, level if with_level else None, on_interval=on_interval
+    )
+
+
+def _why(gate: GatePlan, power: float) -> str:
+    """The plan of one gate in a plain sentence."""
+    chance = wording.pct(power)
+    if gate.reason == "score":
+        return "Not planned: a score gate has no trial model (its scores are not pass/fail)."
+    if gate.reason == "on target":
+        return "No number of trials decides it: the expected value sits exactly on the target."
+    if gate.spec.kind in REGRESSION_KINDS:
+        if gate.trials is not None:
+            return (
+                f"For an unchanged agent, {gate.trials} trials per stimulus on each run decide it "
+                f"with {chance} probability."
+            )
+        if gate.stimuli is not None:
+            return (
+                f"More trials alone do not decide it at these stimuli: {gate.stimuli} stimuli "
+                f"× {gate.trials_for_stimuli} trials would, with {chance} probability."
+            )
+        return "Neither more trials nor more stimuli (within the search limits) decide it."
+    if gate.trials is None:
+        return f"Not decided with {chance} probability within the search limit of trials."
+    if gate.goal == "agree":
+        return (
+            f"A point estimate always decides; with {gate.trials} trials per stimulus it gives "
+            f"the verdict the expected rates imply ({gate.expected_outcome}) with {chance} "
+            "probability (no error control)."
+        )
+    return f"{gate.trials} trials per stimulus decide it (pass or fail) with {chance} probability."
+
+
+def _probability(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def render_plan(plan: Plan) -> str:
+    """The plan as Markdown."""
+    rows = []
+    for gate in plan.gates:
+        rows.append(
+            [
+                _label(plan, gate),
+                "–" if gate.trials is None else str(gate.trials),
+                "–" if gate.stimuli is None else str(gate.stimuli),
+                _probability(gate.probability),
+                _probability(gate.probability_smaller),
+            ]
+        )
+    header = [
+        "Gate",
+        "Trials per stimulus",
+        "Stimuli",
+        "P(decided) there",
+        "at 0.6 × the trials",
+    ]
+    source = (
+        f"an expected pass rate of {plan.rates[0]:g} for every stimulus"
+        if plan.source == "expect"
+        else f"the pass rates of the pilot run ({plan.stimuli} stimuli)"
+    )
+    lines = [
+        f"## eval-gate plan: {_headline(plan)}",
+        f"{wording.stimuli_count(plan.stimuli)} at {source}; each gate decided with "
+        f"{wording.pct(plan.power)} probability by its own rule ({plan.interval} intervals at "
+        f"{wording.pct(plan.confidence)}), simulated.",
+        table(header, rows, "lrrrr"),
+        "\n".join(f"- {_why(gate, plan.power)}" for gate in plan.gates),
+        "_Re-checking a fixed-size run after every batch inflates its error rate; to stop "
+        "early safely, run `eval-gate check --sequential` (see docs/plan.md)._",
+    ]
+    return "\n\n".join(lines) + "\n"
+
+
+def _headline(plan: Plan) -> str:
+    trials = plan.trials_per_stimulus
+    if trials is None:
+        return "no gate can be planned in trials per stimulus"
+    return f"{trials} trials per stimulus"
+
+
+def build_plan_report(plan: Plan) -> dict[str, Any]:
+    """The plan as plain JSON data."""
+    return {
+        "stimuli": plan.stimuli,
+        "source": plan.source,
+        "mean_expected_pass_rate": round(float(plan.rates.mean()), 10),
+        "power": plan.power,
+        "confidence": plan.confidence,
+        "interval": plan.interval,
+        "trials_per_stimulus": plan.trials_per_stimulus,
+        "gates": [
+            {
+                "name": _label(plan, gate),
+                "kind": gate.spec.kind,
+                "goal": gate.goal,
+                "trials_per_stimulus": gate.trials,
+                "stimuli": gate.stimuli,
+                "trials_for_stimuli": gate.trials_for_stimuli,
+                "probability": gate.probability,
+                "probability_at_60_percent": gate.probability_smaller,
+                "expected_outcome": gate.expected_outcome,
+                "reason": gate.reason,
+                "sentence": _why(gate, plan.power),
+            }
+            for gate in plan.gates
+        ],
+    }

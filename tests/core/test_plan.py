@@ -1,0 +1,116 @@
+"""eval-gate plan: right (simulating at its N reaches the power) and not bloated (at 0.6 N
+the power is clearly lower), checked with fresh seeds against the gate's own rule as
+``check`` applies it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from gate.cli import main
+from gate.config import build_config
+from gate.gates import decide_gates
+from gate.planning import plan
+from gate.scoring import score_table
+from gate.trials import StimulusCounts, TrialTable
+from tests.conftest import EXAMPLES
+
+# The runs below go through counts rows, which warn that trial order is unknown.
+pytestmark = pytest.mark.filterwarnings("ignore:.*given as counts:UserWarning")
+
+
+def decided_by_check(config_data: dict, rates: np.ndarray, n: int, runs: int, seed: int) -> float:
+    """P(decided) of the configured gate through the real check path (score_table + gates),
+    each run's stimuli given as counts (a counts file's rows: n trials, c passes)."""
+    config = build_config(config_data)
+    rng = np.random.default_rng(seed)
+    decided = 0
+    for passes in rng.binomial(n, rates, size=(runs, rates.size)):
+        table = TrialTable()
+        for i, c in enumerate(passes.tolist()):
+            table.add(StimulusCounts(stimulus=f"s{i:02d}", n=n, c=c))
+        suite = score_table(table.finish(), k=config.k, interval=config.interval)
+        (gate,), _ = decide_gates(config, suite, advise=False)
+        decided += gate.outcome != "inconclusive"
+    return decided / runs
+
+
+@pytest.mark.parametrize(
+    ("config_data", "expect"),
+    [
+        ({"k": 3, "gates": {"pass_hat_k": {"min": 0.8, "bound": "interval"}}}, 0.96),
+        ({"gates": {"pass_rate": {"min": 0.6, "bound": "interval", "scope": "stimuli"}}}, 0.85),
+        ({"gates": {"max_ci_half_width": 0.05}}, 0.7),
+    ],
+)
+def test_the_plan_is_right_and_not_bloated(config_data: dict, expect: float) -> None:
+    rates = np.full(20, expect)
+    result = plan(build_config(config_data), rates, source="expect")
+    (gate,) = result.gates
+    assert gate.trials is not None and gate.trials == result.trials_per_stimulus
+    at_n = decided_by_check(config_data, rates, gate.trials, 300, seed=7)
+    smaller = decided_by_check(config_data, rates, int(0.6 * gate.trials), 300, seed=8)
+    print(f"{config_data['gates']}: N = {gate.trials}, P = {at_n:.3f}, at 0.6 N {smaller:.3f}")
+    assert at_n >= 0.8 - 0.05
+    assert smaller <= at_n - 0.10
+
+
+def test_the_issue_anchor_about_25_trials() -> None:
+    config = build_config({"k": 3, "gates": {"pass_hat_k": {"min": 0.8, "bound": "lower"}}})
+    result = plan(config, [0.96] * 20, source="expect")
+    assert 22 <= (result.trials_per_stimulus or 0) <= 28
+    (gate,) = result.gates
+    assert gate.probability is not None and gate.probability >= 0.8
+    assert gate.probability_smaller is not None and gate.probability_smaller < 0.7
+
+
+def test_regression_gate_with_few_stimuli_asks_for_stimuli() -> None:
+    """4 stimuli: the sign-flip test cannot reject at 95% (2^4 < 20), whatever the trials."""
+    config = build_config({"gates": {"max_regression": 0.05}})
+    (gate,) = plan(config, [0.9, 0.8, 0.95, 0.7], source="expect").gates
+    assert gate.trials is None
+    assert gate.stimuli is not None and gate.stimuli > 4
+
+
+def test_score_gates_are_not_planned_and_k_is_required() -> None:
+    (gate,) = plan(build_config({"gates": {"threshold": 0.7}}), [0.9] * 5, source="x").gates
+    assert gate.goal == "not planned" and gate.reason == "score"
+    from gate.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="needs k"):
+        plan(build_config({"gates": {"pass_hat_k": 0.5}}), [0.9] * 5, source="x")
+
+
+def test_the_cli_prints_markdown_and_json() -> None:
+    runner = CliRunner()
+    args = ["plan", "--expect", "0.96", "--stimuli", "20", "--k", "3", "--min-pass-hat-k", "0.8"]
+    args += ["--bound", "interval", "--config", str(EXAMPLES / "passing" / "missing.yml")]
+    missing = runner.invoke(main, args)
+    assert missing.exit_code == 2  # a named configuration that is not there
+    args = args[:-2]
+    shown = runner.invoke(main, args)
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.startswith("## eval-gate plan: 2")
+    assert "| pass^3 ≥ 0.8 (suite, 95% interval) |" in shown.output
+    as_json = runner.invoke(main, [*args, "--json", "-"])
+    data = json.loads(as_json.output)
+    assert isinstance(data["trials_per_stimulus"], int)
+    assert data["gates"][0]["trials_per_stimulus"] == data["trials_per_stimulus"]
+    both = runner.invoke(main, ["plan", "--expect", "0.9", "--pilot", "x.jsonl"])
+    assert both.exit_code == 2 and "either --expect" in both.output
+
+
+def test_a_pilot_gives_each_stimulus_its_rate(tmp_path) -> None:
+    runner = CliRunner()
+    pilot = str(EXAMPLES / "failing" / "results.jsonl")
+    result = runner.invoke(
+        main,
+        ["plan", "--pilot", pilot, "--min-pass-rate", "0.5", "--bound", "interval", "--json", "-"],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["stimuli"] == 5 and data["source"] == "pilot"
+    assert data["mean_expected_pass_rate"] == pytest.approx(0.6)  # 9 of 15 trials passed
