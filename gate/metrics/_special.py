@@ -27,6 +27,8 @@ _LOG_GAMMA = np.frompyfunc(math.lgamma, 1, 1)
 _ERFC = np.frompyfunc(math.erfc, 1, 1)
 _EPSILON = float(np.finfo(np.float64).eps)
 _TINY = 1e-300
+#: Up to this many entries the continued fraction runs in floats, not numpy arrays.
+_FLOAT_LOOP_SIZE = 8
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 #: Coefficients of 1/x, 1/x³, … in Stirling's series for log Gamma (DLMF 5.11.1), highest
 #: power first for Horner's rule.
@@ -133,16 +135,21 @@ def _beta_fraction(a: FloatArray, b: FloatArray, x: FloatArray) -> tuple[FloatAr
     """The continued fraction of I_x(a, b) (modified Lentz; Numerical Recipes §6.4).
 
     Converges fast for x < (a+1)/(a+b+2). Returns the fraction and a mask of the
-    entries that had not converged after ``_FRACTION_TERMS`` terms.
+    entries that had not converged after ``_FRACTION_TERMS`` terms. A few entries
+    (a suite interval, one stimulus) go through plain floats: numpy's per-call cost
+    would dominate there.
     """
+    if x.size <= _FLOAT_LOOP_SIZE:
+        entries = zip(a.tolist(), b.tolist(), x.tolist(), strict=True)
+        pairs = [_beta_fraction_float(*entry) for entry in entries]
+        fraction = np.array([value for value, _ in pairs], dtype=np.float64)
+        return fraction, np.array([not done for _, done in pairs], dtype=bool)
     total = a + b
     d = 1.0 - total * x / (a + 1.0)
     d = 1.0 / np.where(np.abs(d) < _TINY, _TINY, d)
     c = np.ones_like(x)
     fraction = d.copy()
     active = np.arange(x.size)
-    if active.size == 0:
-        return fraction, np.zeros(x.shape, dtype=bool)
     for m in range(1, _FRACTION_TERMS + 1):
         aa, bb, xx = a[active], b[active], x[active]
         dd, cc = d[active], c[active]
@@ -165,6 +172,29 @@ def _beta_fraction(a: FloatArray, b: FloatArray, x: FloatArray) -> tuple[FloatAr
     unconverged = np.zeros(x.shape, dtype=bool)
     unconverged[active] = True
     return fraction, unconverged
+
+
+def _beta_fraction_float(a: float, b: float, x: float) -> tuple[float, bool]:
+    """:func:`_beta_fraction` for one entry, in floats (the same recurrence)."""
+    d = 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) >= _TINY else _TINY)
+    c = 1.0
+    fraction = d
+    for m in range(1, _FRACTION_TERMS + 1):
+        two_m = 2.0 * m
+        for numerator in (
+            m * (b - m) * x / ((a + two_m - 1.0) * (a + two_m)),
+            -(a + m) * (a + b + m) * x / ((a + two_m) * (a + two_m + 1.0)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) >= _TINY else _TINY)
+            c = 1.0 + numerator / c
+            c = c if abs(c) >= _TINY else _TINY
+            delta = d * c
+            fraction *= delta
+        if abs(delta - 1.0) <= _EPSILON:
+            return fraction, True
+    return fraction, False
 
 
 def _stirling_error(x: FloatArray) -> FloatArray:
@@ -239,6 +269,18 @@ def betainc_pair(
     >>> round(float(lower), 12), round(float(upper), 12)
     (0.3671875, 0.6328125)
     """
+    lower, upper, _ = betainc_parts(a, b, x)
+    return lower, upper
+
+
+def betainc_parts(
+    a: npt.ArrayLike, b: npt.ArrayLike, x: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """:func:`betainc_pair` and ``log[x^a (1-x)^b / B(a, b)]`` (-inf at x = 0 or 1).
+
+    The third value, the log of the Beta density's prefactor, is a by-product; the
+    binomial tails use it for ``P(X = c)`` without computing it again.
+    """
     a_arr, b_arr, x_arr = (np.asarray(v, dtype=np.float64) for v in np.broadcast_arrays(a, b, x))
     shape = x_arr.shape
     a_flat, b_flat, x_flat = a_arr.ravel(), b_arr.ravel(), x_arr.ravel()
@@ -262,4 +304,5 @@ def betainc_pair(
     # The end points exactly: I_0 = 0 and I_1 = 1.
     lower = np.where(x_flat <= 0.0, 0.0, np.where(x_flat >= 1.0, 1.0, lower))
     upper = np.where(x_flat <= 0.0, 1.0, np.where(x_flat >= 1.0, 0.0, upper))
-    return lower.reshape(shape), upper.reshape(shape)
+    log_front = np.where(interior, log_front, -np.inf)
+    return lower.reshape(shape), upper.reshape(shape), log_front.reshape(shape)

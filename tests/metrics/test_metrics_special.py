@@ -56,3 +56,18 @@ def test_log_gamma_and_normal_cdf() -> None:
     assert log_gamma(x) == pytest.approx(special.gammaln(x), rel=1e-14)
     z = np.array([-40.0, -5.0, -1.959963984540054, 0.0, 0.3, 8.0])
     assert normal_cdf(z) == pytest.approx(special.ndtr(z), rel=1e-14, abs=0)
+
+
+def test_few_entries_take_the_float_loop_with_the_same_values() -> None:
+    # Up to _FLOAT_LOOP_SIZE entries the continued fraction runs in floats; the values
+    # must not depend on the path.
+    rng = np.random.default_rng(3)
+    a = rng.uniform(0.1, 60.0, 40)
+    b = rng.uniform(0.1, 60.0, 40)
+    x = rng.uniform(0.0, 1.0, 40)
+    vector, _ = betainc_pair(a, b, x)
+    few = np.concatenate(
+        [betainc_pair(a[i : i + 4], b[i : i + 4], x[i : i + 4])[0] for i in range(0, 40, 4)]
+    )
+    assert np.max(np.abs(few - vector)) <= 1e-15
+    assert np.max(np.abs(few - special.betainc(a, b, x))) <= 1e-13
