@@ -54,6 +54,7 @@ bench-scale: $(VENV)/.run-installed
 # default dips below 92%, its speed; then the suite interval's simulated coverage grid.
 bench-coverage: $(VENV)/.test-installed
 	$(BIN)/python bench/coverage.py --all-n --speed
+	$(BIN)/python bench/suite_coverage.py --method mid-p --method wilson
 
 clean:
 	rm -rf $(VENV) out build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -411,13 +411,24 @@ def suite_interval(
     k_int = check_k_against(k, n_arr)
     value = check_float(estimate, "estimate", low=0.0, high=1.0)
     n_eff = n_arr.size * float(np.min(n_arr)) / k_int
-    lo, hi = _rate_bounds(np.array(value * n_eff), np.array(n_eff), level, method_name, 1.0, 1.0)
-    if value == 0.0:
-        lo = np.zeros_like(lo)
-    if value == 1.0:
-        hi = np.ones_like(hi)
+    lo, hi = suite_bounds(np.array(value), n_eff, level, method_name)
     label = f"{method_name} at the suite estimate, n_eff = M·min(nᵢ)/k = {n_eff:.4g}"
     return Interval(float(lo), float(hi), label, level)
+
+
+def suite_bounds(
+    estimate: FloatArray, n_eff: float | FloatArray, confidence: float, method: str
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`suite_interval`'s bounds for an array of suite estimates (trusted inputs).
+
+    The one-rate ``method`` at c = estimate·n_eff, n = n_eff, with lo = 0 at an
+    estimate of 0 and hi = 1 at 1; any shape (simulations pass one estimate per
+    replicate).
+    """
+    estimate = np.asarray(estimate, dtype=np.float64)
+    size = np.asarray(n_eff, dtype=np.float64)
+    lo, hi = _rate_bounds(estimate * size, size, confidence, method, 1.0, 1.0)
+    return np.where(estimate == 0.0, 0.0, lo), np.where(estimate == 1.0, 1.0, hi)
 
 
 def _rate_p_value_greater(

@@ -253,4 +253,3 @@ def test_coverage_input_errors() -> None:
         metrics.interval_coverage("mid-p", 0, [0.5])
     with pytest.raises(ValueError, match="unknown interval method"):
         metrics.interval_coverage("agresti", 5, [0.5])  # type: ignore[arg-type]
-
