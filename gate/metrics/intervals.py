@@ -3,9 +3,9 @@ the one-sided p-values the rate intervals invert, and their exact coverage.
 
 Default method: mid-p Clopper-Pearson. Its exact coverage at 95% over p in
 [0.05, 0.95] has mean 98.5% / 97.7% / 96.6% / 95.9% / 95.3% at n = 3 / 5 / 10 /
-20 / 50 and minimum 95.0% / 93.2% / 92.7% / 92.9% / 92.5%, where Wilson's minimum
-falls to 83% (n = 3) and 90-91% (n = 5-10): see :func:`interval_coverage`,
-``bench/coverage.py`` and the table in ``docs/metrics.md``.
+20 / 50 and minimum 95.0% / 93.1% / 92.7% / 92.9% / 92.5% (91.2-91.9% at n = 6,
+12, 13, 14), where Wilson's minimum falls to 82.8% (n = 3) and 89% (n = 5-10): see
+:func:`interval_coverage`, ``bench/coverage.py`` and the table in ``docs/metrics.md``.
 """
 
 from __future__ import annotations
@@ -194,8 +194,9 @@ def rate_interval(
       ``[P(X >= c | L) + P(X >= c+1 | L)]/2 = a/2`` (L = 0 at c = 0), the upper U
       ``[P(X <= c | U) + P(X <= c-1 | U)]/2 = a/2`` (U = 1 at c = n): the exact
       test with half the probability of the observed count. Exact coverage at 95%
-      over p in [0.05, 0.95]: mean 95.3-98.5%, minimum 92.5-95% at n = 3-50
-      (``docs/metrics.md``), where Wilson's falls to 83% at n = 3.
+      over p in [0.05, 0.95]: mean 95.3-98.5%, minimum 92.5-95% at n = 3, 5, 10,
+      20, 50 (91.2-91.9% at n = 6, 12-14; ``docs/metrics.md``), where Wilson's falls
+      to 83% at n = 3.
     - ``"wilson"``: centre ``(p̂ + z²/2n)/(1 + z²/n)``, half-width
       ``z·sqrt(p̂(1-p̂)/n + z²/4n²)/(1 + z²/n)``.
     - ``"jeffreys"``: quantiles a/2, 1-a/2 of Beta(c+½, n-c+½); lower = 0 at
