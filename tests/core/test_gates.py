@@ -13,7 +13,6 @@ from gate.scoring import score_table
 from gate.trials import Trial, TrialTable
 
 
-
 def mid_p(c: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The mid-p interval (the default) by its definition, solved by brentq on
     scipy.stats.binom (an independent implementation):
