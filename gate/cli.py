@@ -124,8 +124,8 @@ def gate_options(func: F) -> F:
         click.option("--confidence", help="Level of every interval (default 0.95)."),
         click.option(
             "--interval",
-            type=click.Choice(["wilson", "jeffreys", "clopper-pearson", "beta"]),
-            help="Interval method for one stimulus's pass rate (default wilson).",
+            type=click.Choice(["mid-p", "wilson", "jeffreys", "clopper-pearson", "beta"]),
+            help="Interval method for one stimulus's pass rate (default mid-p).",
         ),
         click.option(
             "--errors",

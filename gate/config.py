@@ -97,7 +97,7 @@ class GateConfig:
 
     k: int | None = None
     confidence: float = 0.95
-    interval: str = "wilson"
+    interval: str = "mid-p"
     errors: Literal["fail", "exclude"] = "fail"
     bound: Bound = "estimate"
     gates: tuple[GateSpec, ...] = ()
@@ -321,7 +321,7 @@ def build_config(data: Mapping[str, Any], source: str | None = None) -> GateConf
     base = GateConfig(
         k=_integer(data.get("k"), "k", where),
         confidence=confidence,
-        interval=data.get("interval", "wilson"),
+        interval=data.get("interval", "mid-p"),
         errors=data.get("errors", "fail"),
         bound=data.get("bound", "estimate"),
         source=source,

@@ -180,7 +180,7 @@ def score_table(
     *,
     k: int | None = None,
     confidence: float = 0.95,
-    interval: str = "wilson",
+    interval: str = "mid-p",
     errors: Literal["fail", "exclude"] = "fail",
 ) -> SuiteScore:
     """Score every stimulus of ``table`` and aggregate them into one suite.

@@ -204,6 +204,26 @@ def check_rates(p: Any, name: str = "p") -> FloatArray:
     return rates
 
 
+def check_rates_like(p: Any, shape: tuple[int, ...], name: str) -> FloatArray:
+    """Probabilities in ``[0, 1]`` that broadcast against arrays of ``shape`` (the counts)."""
+    rates = check_rates(p, name)
+    try:
+        np.broadcast_shapes(rates.shape, shape)
+    except ValueError:
+        raise ValueError(
+            f"{name} must broadcast against c and n, got shapes {rates.shape} and {shape}"
+        ) from None
+    return rates
+
+
+def check_rate_grid(p: Any, name: str) -> FloatArray:
+    """A non-empty set of probabilities in ``[0, 1]``, flattened."""
+    rates = check_rates(p, name).ravel()
+    if rates.size == 0:
+        raise ValueError(f"{name} is empty: give at least one rate to evaluate")
+    return rates
+
+
 def check_matrix(R: Any, name: str = "R") -> npt.NDArray[Any]:
     """A non-empty M×N integer-valued outcome matrix (1-D means one stimulus)."""
     array = _numeric_array(R, name)

@@ -26,14 +26,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from gate.metrics._kernels import group_counts, pass_at_k_values, pass_hat_k_values
 from gate.metrics._validation import check_choice
-from gate.metrics.intervals import _rate_bounds, rate_p_value
+from gate.metrics.intervals import Alternative, IntervalMethod, _rate_bounds, rate_p_value
 from gate.metrics.paired import (
     alpha_of,
     difference_bounds,
@@ -274,7 +274,7 @@ class IntervalRule:
     target: float
     direction: Direction = "min"
     confidence: float = 0.95
-    method: str = "wilson"
+    method: str = "mid-p"
     scope: Literal["suite", "stimuli"] = "suite"
 
     def evaluate(self, n: npt.ArrayLike, c: npt.ArrayLike) -> RuleResult:
@@ -298,8 +298,13 @@ class IntervalRule:
         # The fail side of each stimulus, with Holm's step-down across stimuli.
         alpha = alpha_of(self.confidence)
         p0 = latent_target(self.metric, self.target, self.k)
-        alternative = "less" if self.direction == "min" else "greater"
-        p = _by_pair(n2, c2, lambda nu, cu: rate_p_value(cu, nu, p0, self.method, alternative))
+        alternative: Alternative = "less" if self.direction == "min" else "greater"
+        method = cast(IntervalMethod, self.method)
+
+        def p_values(nu: IntArray, cu: IntArray) -> FloatArray:
+            return np.asarray(rate_p_value(cu, nu, p0, method, alternative), dtype=np.float64)
+
+        p = _by_pair(n2, c2, p_values)
         missed = estimates < self.target if self.direction == "min" else estimates > self.target
         shown_bad = (holm(p) <= alpha / 2.0 + _TOLERANCE) & missed
         codes = np.where(codes == PASS, PASS, np.where(shown_bad, FAIL, INCONCLUSIVE))
@@ -354,7 +359,7 @@ class PrecisionRule:
     k: int
     target: float
     confidence: float = 0.95
-    method: str = "wilson"
+    method: str = "mid-p"
     scope: Literal["suite", "stimuli"] = "suite"
 
     def evaluate(self, n: npt.ArrayLike, c: npt.ArrayLike) -> RuleResult:

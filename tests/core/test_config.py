@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import inspect
+import json
+import re
 from pathlib import Path
 
 import pytest
+import yaml
 
-from gate.config import GateSpec, load_config
+from gate.config import GateConfig, GateSpec, load_config
 from gate.errors import ConfigError
+from tests.conftest import ROOT
 
 
 def write(tmp_path: Path, text: str) -> str:
@@ -190,3 +195,26 @@ def test_regression_bound_may_be_spelled_out(tmp_path: Path) -> None:
         ("max_regression", "upper"),
         ("min_improvement", "lower"),
     ]
+
+
+def test_interval_methods_and_default_agree_everywhere(tmp_path: Path) -> None:
+    """Library, CLI, config schema, action input: the same methods, mid-p the default."""
+    from gate import metrics
+    from gate.cli import check
+    from gate.metrics.intervals import INTERVAL_METHODS
+    from gate.scoring import score_table
+
+    schema = json.loads((ROOT / "schemas" / "config.schema.json").read_text("utf-8"))
+    offered = schema["properties"]["interval"]["enum"]
+    assert set(offered) == set(INTERVAL_METHODS) - {"wald"}  # Wald plans runs, never gates
+    option = next(p for p in check.params if p.name == "interval")
+    assert set(option.type.choices) == set(offered)  # type: ignore[attr-defined]
+    assert "(default mid-p)" in (option.help or "")
+    action = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))
+    description = action["inputs"]["interval"]["description"]
+    assert set(re.findall(r"`([a-z-]+)`", description)) == set(offered)
+    assert "`mid-p` (configuration default)" in description
+    assert load_config(write(tmp_path, "version: 1\n")).interval == "mid-p"
+    assert GateConfig().interval == "mid-p"
+    assert inspect.signature(score_table).parameters["interval"].default == "mid-p"
+    assert metrics.rate_interval(1, 2).method == "mid-p"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from scipy import optimize, stats
 
 from gate.config import build_config
 from gate.errors import ConfigError
@@ -11,7 +12,22 @@ from gate.report import wording
 from gate.scoring import score_table
 from gate.trials import Trial, TrialTable
 
-Z95 = 1.959963984540054
+
+def mid_p(c: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The mid-p interval (the default) by its definition, solved by brentq on
+    scipy.stats.binom (an independent implementation):
+    ½[P(X ≥ c | L) + P(X ≥ c+1 | L)] = α/2 and ½[P(X ≤ c | U) + P(X ≤ c-1 | U)] = α/2."""
+    half = (1 - confidence) / 2
+
+    def lower(p: float) -> float:
+        return float(0.5 * (stats.binom.sf(c - 1, n, p) + stats.binom.sf(c, n, p)) - half)
+
+    def upper(p: float) -> float:
+        return float(0.5 * (stats.binom.cdf(c, n, p) + stats.binom.cdf(c - 1, n, p)) - half)
+
+    lo = 0.0 if c == 0 else optimize.brentq(lower, 0.0, 1.0, xtol=1e-15)
+    hi = 1.0 if c == n else optimize.brentq(upper, 0.0, 1.0, xtol=1e-15)
+    return lo, hi
 
 
 def suite_of(patterns: dict[str, str], tags: dict[str, tuple[str, ...]] | None = None, **kw):
@@ -48,15 +64,15 @@ def test_lower_bound_gate_is_stricter_than_the_estimate() -> None:
     (estimate,) = gates({"gates": {"pass_rate": {"min": 0.9}}}, suite)
     (lower,) = gates({"gates": {"pass_rate": {"min": 0.9, "bound": "lower"}}}, suite)
     assert estimate.passed and estimate.value == 1.0
-    # Wilson lower 95% bound for 20/20: 20 / (20 + 1.96²) = 0.8389 < 0.9, upper bound 1:
-    # the data neither show the target met nor missed.
-    assert lower.lower == pytest.approx(20 / (20 + Z95**2), rel=1e-9)
+    # Mid-p lower 95% bound for 20/20 solves P(X = 20)/2 = L^20/2 = 0.025: L = 0.05^(1/20)
+    # = 0.8609 < 0.9, upper bound 1: the data neither show the target met nor missed.
+    assert lower.lower == pytest.approx(0.05 ** (1 / 20), rel=1e-9)
     assert lower.upper == 1.0 and lower.value == 1.0
     assert lower.outcome == "inconclusive"
     # At the current estimate (1.0) every future trial passes, and N/N passes have the lower
-    # bound N/(N + z²), which reaches 0.9 at N ≥ 0.9 z²/0.1 = 34.6. With n_eff = 4 (5 + m)
-    # that takes m = 4 more trials per stimulus (n_eff = 36), with probability 1.
-    assert lower.advice.more_trials == 4
+    # bound 0.05^(1/N), which reaches 0.9 at N ≥ ln 0.05 / ln 0.9 = 28.4. With n_eff = 4 (5 + m)
+    # that takes m = 3 more trials per stimulus (n_eff = 32), with probability 1.
+    assert lower.advice.more_trials == 3
 
 
 def test_stimuli_scope_reports_worst_and_every_failure() -> None:
@@ -105,10 +121,8 @@ def test_skipped_trials_never_count() -> None:
 def test_ci_half_width_gate() -> None:
     suite = suite_of({"a": "PPF", "b": "PFF"})  # 3 of 6 passes
     (result,) = gates({"gates": {"max_ci_half_width": 0.1}}, suite)
-    # Wilson 95% for 3/6 has half-width z·sqrt(p(1-p)/n + z²/4n²)/(1+z²/n)
-    z = Z95
-    expected = z * (0.25 / 6 + z * z / 144) ** 0.5 / (1 + z * z / 6)
-    assert result.value == pytest.approx(expected, rel=1e-9)
+    lo, hi = mid_p(3, 6)  # [0.1466, 0.8534]
+    assert result.value == pytest.approx((hi - lo) / 2, rel=1e-9)
     # too wide is "not enough data yet", never a pass and not a verdict on the agent
     assert result.outcome == "inconclusive" and result.basis == "precision"
     assert result.advice.more_trials is not None and result.advice.more_trials > 20
@@ -125,9 +139,9 @@ def test_per_gate_confidence_sets_the_bound_it_decides_on() -> None:
         }
     }
     at95, at99 = gates(config, suite)
-    # Wilson lower bound for 20/20 is n / (n + z²): z = 1.959964 (95%), 2.575829 (99%)
-    assert at95.lower == pytest.approx(20 / (20 + Z95**2), rel=1e-9)  # 0.8389
-    assert at99.lower == pytest.approx(20 / (20 + 2.5758293035489004**2), rel=1e-9)  # 0.7509
+    # Mid-p lower bound for 20/20 solves L^20/2 = (1 - confidence)/2: L = (1 - confidence)^(1/20)
+    assert at95.lower == pytest.approx(0.05 ** (1 / 20), rel=1e-9)  # 0.8609
+    assert at99.lower == pytest.approx(0.01 ** (1 / 20), rel=1e-9)  # 0.7943
     assert at95.outcome == "pass" and at99.outcome == "inconclusive"
     assert wording.gate_name(at99) == "pass rate ≥ 0.8 (suite, 99% interval)"
     assert (at95.confidence, at99.confidence) == (0.95, 0.99)
@@ -136,38 +150,29 @@ def test_per_gate_confidence_sets_the_bound_it_decides_on() -> None:
 def test_per_gate_confidence_sets_the_half_width() -> None:
     suite = suite_of({"a": "PPF", "b": "PFF"})  # 3 of 6 passes
     (result,) = gates({"gates": {"max_ci_half_width": {"max": 0.5, "confidence": 0.8}}}, suite)
-    z = 1.2815515655446004  # the 90% normal quantile, for a two-sided 80% interval
-    expected = z * (0.25 / 6 + z * z / 144) ** 0.5 / (1 + z * z / 6)
-    assert result.value == pytest.approx(expected, rel=1e-9)
+    lo, hi = mid_p(3, 6, 0.8)  # [0.2466, 0.7534]
+    assert result.value == pytest.approx((hi - lo) / 2, rel=1e-9)
     assert result.outcome == "pass"
     assert wording.gate_name(result).startswith("80% interval half-width of pass rate")
 
 
-def wilson(c: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval, written out (an independent implementation)."""
-    p = c / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5 / (1 + z * z / n)
-    return centre - half, centre + half
-
-
 def test_lower_bound_gate_is_never_more_lenient_than_the_estimate() -> None:
     """2 of 3 passes, k = 3: unbiased pass^3 = C(2,3)/C(3,3) = 0, but the interval of the
-    latent p^3 is [L³, U³] = [0.2077³, 0.9385³] = [0.0090, 0.8266], which excludes 0.
+    latent p^3 is [L³, U³] = [0.1320³, 0.9833³] = [0.0023, 0.9508], which excludes 0.
 
-    A 'lower bound ≥ 0.005' gate used to pass on L³ = 0.009 while the estimate, 0, fails
+    A 'lower bound ≥ 0.001' gate would pass on L³ = 0.0023 while the estimate, 0, fails
     the same target. It decides on min(L³, estimate) = 0, so it cannot pass; nor can it
-    fail: 2/3 passes do not show p^3 < 0.005 (p < 0.171; the score test's z is
-    (2/3 - 0.171)/sqrt(0.171 · 0.829/3) = 2.28, one-sided p = 0.99). Inconclusive.
+    fail: 2/3 passes do not show p^3 < 0.001 (p < 0.1; the mid-p tail
+    P(X ≤ 2) - P(X = 2)/2 at p = 0.1 is 0.999 - 0.0135 = 0.9855). Inconclusive.
     """
     suite = suite_of({"a": "PPF", "b": "PPP"})
-    lo, hi = wilson(2, 3)
+    lo, hi = mid_p(2, 3)
     stimulus = suite.stimuli[0]
     assert stimulus.pass_hat_k == 0.0
-    assert float(stimulus.pass_hat_k_interval.lo) == pytest.approx(lo**3, rel=1e-9)  # 0.0090
-    assert float(stimulus.pass_hat_k_interval.hi) == pytest.approx(hi**3, rel=1e-9)  # 0.8266
-    assert lo**3 > 0.005
-    config = {"gates": {"pass_hat_k": {"k": 3, "min": 0.005, "bound": "lower", "scope": "stimuli"}}}
+    assert float(stimulus.pass_hat_k_interval.lo) == pytest.approx(lo**3, rel=1e-9)  # 0.0023
+    assert float(stimulus.pass_hat_k_interval.hi) == pytest.approx(hi**3, rel=1e-9)  # 0.9508
+    assert lo**3 > 0.001
+    config = {"gates": {"pass_hat_k": {"k": 3, "min": 0.001, "bound": "lower", "scope": "stimuli"}}}
     (result,) = gates(config, suite)
     assert result.outcome == "inconclusive"
     assert result.undecided == ("a",) and result.failing == ()
@@ -186,21 +191,21 @@ def test_an_upper_bound_on_a_min_gate_is_refused() -> None:
 
 def test_a_bound_inside_the_estimate_is_unchanged() -> None:
     suite = suite_of({"a": "PPPPF"})  # pass^2 = C(4,2)/C(5,2) = 0.6, inside [L², U²]
-    lo, _ = wilson(4, 5)
+    lo, _ = mid_p(4, 5)
     config = {"gates": {"pass_hat_k": {"k": 2, "min": 0.1, "bound": "lower", "scope": "stimuli"}}}
     (result,) = gates(config, suite)
-    assert result.lower == pytest.approx(lo**2, rel=1e-9)  # 0.141 ≥ 0.1: shown
+    assert result.lower == pytest.approx(lo**2, rel=1e-9)  # 0.3344² = 0.112 ≥ 0.1: shown
     assert result.outcome == "pass" and result.outside == 0
 
 
 def test_per_stimulus_interval_gate_fails_only_what_the_data_show() -> None:
     """Target pass rate 0.5 on every stimulus, 20 trials each.
 
-    'bad' passes 2 of 20: the Wilson score test of H0: p ≥ 0.5 has z = (0.1 - 0.5) /
-    sqrt(0.25/20) = -3.578, one-sided p = 1.7e-4; Holm over 3 stimuli: 5.2e-4 ≤ 0.025
+    'bad' passes 2 of 20: the mid-p test of H0: p ≥ 0.5 has one-sided p
+    P(X ≤ 2) - P(X = 2)/2 = (211 - 95)/2^20 = 1.1e-4; Holm over 3 stimuli: 3.3e-4 ≤ 0.025
     (the upper side of a two-sided 95% interval): shown to miss it. 'close' passes 9
-    of 20 (z = -0.447, p = 0.33): not shown either way. 'good' passes 20 of 20: its
-    lower bound 20/(20 + z²) = 0.839 clears 0.5.
+    of 20 (p = 0.412 - 0.160/2 = 0.33): not shown either way. 'good' passes 20 of 20:
+    its lower bound 0.05^(1/20) = 0.861 clears 0.5.
     """
     suite = suite_of({"good": "P" * 20, "close": "P" * 9 + "F" * 11, "bad": "PP" + "F" * 18})
     config = {"gates": {"pass_rate": {"min": 0.5, "bound": "lower", "scope": "stimuli"}}}
@@ -219,10 +224,10 @@ def test_no_configured_gate_gets_the_default_gate() -> None:
     config = build_config({})
     (spec,) = config.gates
     assert (spec.kind, spec.target, spec.bound, spec.default) == ("pass_rate", 0.7, "lower", True)
-    good = suite_of({f"s{i}": "PPPPP" for i in range(10)})  # 50/50: lower bound 0.929
+    good = suite_of({f"s{i}": "PPPPP" for i in range(10)})  # 50/50: lower bound 0.05^(1/50)
     (gate,) = gates({}, good)
-    assert gate.outcome == "pass" and gate.lower == pytest.approx(50 / (50 + Z95**2))
-    poor = suite_of({f"s{i}": "FFFFP" for i in range(10)})  # 10/50: upper bound 0.331
+    assert gate.outcome == "pass" and gate.lower == pytest.approx(0.05 ** (1 / 50))  # 0.9418
+    poor = suite_of({f"s{i}": "FFFFP" for i in range(10)})  # 10/50: upper bound 0.33
     assert gates({}, poor)[0].outcome == "fail"
 
 

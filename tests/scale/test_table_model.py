@@ -82,7 +82,7 @@ def test_vectorised_scores_equal_one_metric_call_per_stimulus(tmp_path: Path, er
         assert score.aggregate_score == pytest.approx(float(np.mean([r.score for _, r in counted])))
         assert math.isclose(score.pass_at_k, float(metrics.pass_at_k_counts(n, c, 3)))
         assert math.isclose(score.pass_hat_k, float(metrics.pass_hat_k_counts(n, c, 3)))
-        iv = metrics.rate_interval(c, n, 0.95, "wilson")
+        iv = metrics.rate_interval(c, n, 0.95, "mid-p")  # the default of score_table
         assert score.pass_rate_interval.lo == pytest.approx(float(iv.lo), abs=1e-15)
         assert score.pass_rate_interval.hi == pytest.approx(float(iv.hi), abs=1e-15)
         assert score.flakiness_band == metrics.flakiness_band(metrics.flakiness_percent(n, c))
