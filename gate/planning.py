@@ -280,8 +280,8 @@ def plan(config: GateConfig, rates: npt.ArrayLike, *, power: float = 0.8, source
     >>> from gate.config import build_config
     >>> config = build_config({"k": 3, "gates": {"pass_hat_k": {"min": 0.8, "bound": "lower"}}})
     >>> result = plan(config, [0.96] * 20, source="expect")
-    >>> result.trials_per_stimulus
-    25
+    >>> result.trials_per_stimulus  # 20 stimuli at p = 0.96, mid-p intervals
+    23
     """
     values = np.asarray(rates, dtype=np.float64).ravel()
     if values.size == 0:

@@ -33,7 +33,13 @@ import numpy.typing as npt
 
 from gate.metrics._kernels import group_counts, pass_at_k_values, pass_hat_k_values
 from gate.metrics._validation import check_choice
-from gate.metrics.intervals import Alternative, IntervalMethod, _rate_bounds, rate_p_value
+from gate.metrics.intervals import (
+    Alternative,
+    IntervalMethod,
+    _rate_bounds,
+    rate_p_value,
+    suite_bounds,
+)
 from gate.metrics.paired import (
     alpha_of,
     difference_bounds,
@@ -212,11 +218,7 @@ def _suite_bounds(
     """
     degree = 1 if metric == "pass_rate" else k
     n_eff = n.shape[-1] * np.min(n, axis=-1).astype(np.float64) / degree
-    lo, hi = _rate_bounds(estimate * n_eff, n_eff, confidence, method, 1.0, 1.0)
-    # An interval must contain the observed value at the edges (``beta`` excludes them).
-    lo = np.where(estimate <= 0.0, 0.0, np.minimum(lo, estimate))
-    hi = np.where(estimate >= 1.0, 1.0, np.maximum(hi, estimate))
-    return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    return suite_bounds(estimate, n_eff, confidence, method)
 
 
 # --------------------------------------------------------------------------- rules

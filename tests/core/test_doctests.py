@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["gate.compare", "gate.report.wording", "gate.scoring"]
+MODULES = ["gate.compare", "gate.planning", "gate.report.wording", "gate.scoring"]
 
 
 @pytest.mark.parametrize("name", MODULES)
