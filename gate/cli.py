@@ -191,8 +191,17 @@ def main() -> None:
     type=click.Path(dir_okay=False),
     help="Gate configuration (default: .eval-gate.yml when present).",
 )
-@click.option("--summary", type=click.Path(dir_okay=False), help="Write the Markdown summary here.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the JSON report.")
+@click.option(
+    "--summary",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the Markdown summary here (- for stdout, the default).",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the JSON report here; - prints it to stdout instead of the Markdown.",
+)
 @click.option("--baseline", multiple=True, help="Results of the base branch (repeatable; globs).")
 @gate_options
 @ingest_options
@@ -212,14 +221,19 @@ def check(
 ) -> None:
     """Score RESULTS (files or globs), check the gates and report.
 
-    Prints the Markdown summary to stdout unless --summary names a file.
+    Prints the Markdown summary to stdout unless --summary names a file or --json is -.
     Exit 0 when every gate passes, 1 when one fails, 2 on bad input or config,
     3 when the data cannot decide a gate yet (inconclusive).
     """
     from gate.pipeline import request_from_options, run_check
-    from gate.report.json_report import build_report, write_json
+    from gate.report.json_report import build_report, dumps, write_json
     from gate.report.markdown import render_summary
 
+    json_to_stdout = json_path == "-"
+    if json_to_stdout and summary == "-":
+        raise click.UsageError(
+            "--json - and --summary - would both write to stdout; send one of them to a file"
+        )
     try:
         request = request_from_options(
             results,
@@ -235,13 +249,16 @@ def check(
             how = "detected" if loaded.detected else "given"
             click.echo(f"eval-gate: read {loaded.path} as {loaded.format} ({how})", err=True)
         markdown = render_summary(outcome)
-        if json_path:
+        if json_path and not json_to_stdout:
             write_json(json_path, build_report(outcome))
-        if summary:
+        if summary and summary != "-":
             from gate.fileio import atomic_write
 
             atomic_write(summary, markdown)
-        else:
+        # stdout carries one document, so that it can be piped: the JSON report or the Markdown.
+        if json_to_stdout:
+            click.echo(dumps(build_report(outcome)), nl=False)
+        elif not summary or summary == "-":
             click.echo(markdown, nl=False)
     except EvalGateError as error:
         raise BadInput(str(error)) from None
