@@ -224,7 +224,7 @@ def _lower_end_gate(
     if target > 0:
         reason = (
             "min is the interval's lower end, not the estimate: a gate at the estimate would",
-            "fail about half the re-runs of an unchanged agent.",
+            "fail a third to half of the re-runs of an unchanged agent, this one about 1 in 20.",
         )
         return TemplateGate((*observed, *reason, guidance), (*head, f"  min: {target:g}")), True
     no_gate = ("Its lower end rounds to 0: these results support no such gate.",)
@@ -271,9 +271,10 @@ def suggest(
     interval method and errors policy it names. Rules:
 
     - ``pass_rate``, and ``pass_hat_k`` when k ≥ 2: ``min`` is the lower end of the suite
-      interval of today's value, rounded down to two decimals, not the estimate itself (a
-      gate at the estimate would fail about half the re-runs of an unchanged agent). A lower
-      end that rounds to 0 supports no gate, which is then shown commented out.
+      interval of today's value, rounded down to two decimals, not the estimate itself. In a
+      seeded simulation (tests/core/test_init.py) a gate at the estimate fails a third to
+      half of the re-runs of an unchanged agent, one at this target about 5%. A lower end
+      that rounds to 0 supports no gate, which is then shown commented out.
     - ``max_flakiness`` when k ≥ 2: the worst stimulus's flakiness rounded up to a whole
       percent; 0 when no stimulus is flaky.
     - every other kind is shown commented out, with today's value where there is one.
