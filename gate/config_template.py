@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gate.config import DEFAULT_CONFIG_FILE
+from gate.config import DEFAULT_CONFIG_FILE, DEFAULT_GATE_TARGET
 from gate.metrics import Interval
 from gate.scoring import SuiteScore
 
@@ -99,20 +99,24 @@ def template_gates() -> dict[str, TemplateGate]:
     """Every gate kind as the template shows it; the first one is active."""
     return {
         "pass_rate": TemplateGate(
-            (f'"Is this reliable for CI?" Suite pass rate (mean over stimuli) ≥ {CI_PASS_RATE}.',),
-            (f"pass_rate: {CI_PASS_RATE}",),
+            (
+                f'"Is this reliable for CI?" Suite pass rate (mean over stimuli) ≥ {CI_PASS_RATE},',
+                "decided on its interval: pass when the interval clears the target, fail when it",
+                "misses it, otherwise inconclusive (exit code 3; the report says how many more",
+                "trials would decide). The gate check applies when none is configured.",
+            ),
+            ("pass_rate:", f"  min: {CI_PASS_RATE}", "  bound: interval"),
         ),
         "pass_hat_k": TemplateGate(
             (
                 f'"Is this production-ready?" pass^k ≥ {PRODUCTION_PASS_HAT_K}: the chance that',
-                "all k runs of a stimulus pass. bound: lower decides on the lower end of its",
-                "interval, so the data must show it, not only suggest it.",
+                "all k runs of a stimulus pass, decided on its interval like the gate above.",
             ),
             (
                 "pass_hat_k:",
                 f"  k: {CI_TRIALS}",
                 f"  min: {PRODUCTION_PASS_HAT_K}",
-                "  bound: lower",
+                "  bound: interval",
             ),
         ),
         "pass_at_k": TemplateGate(
@@ -171,8 +175,9 @@ def _header(config_name: str) -> list[str]:
 def template(config_name: str = DEFAULT_CONFIG_FILE) -> str:
     """The commented template: every gate kind, with reference 001's guidance.
 
-    Active: the suite pass rate ≥ 0.7 (reference 001's CI threshold); every other kind is
-    shown commented out with the question it answers.
+    Active: the suite pass rate ≥ 0.7 decided on its interval (reference 001's CI threshold,
+    and the gate check applies when none is configured); every other kind is shown commented
+    out with the question it answers.
     """
     (first, *others) = template_gates().values()
     lines = [
@@ -274,7 +279,9 @@ def suggest(
       interval of today's value, rounded down to two decimals, not the estimate itself. In a
       seeded simulation (tests/core/test_init.py) a gate at the estimate fails a third to
       half of the re-runs of an unchanged agent, one at this target about 5%. A lower end
-      that rounds to 0 supports no gate, which is then shown commented out.
+      that rounds to 0 supports no gate, which is then shown commented out. These gates
+      decide on the point estimate (pass or fail): on the interval, a target at today's lower
+      end would leave about half the re-runs inconclusive.
     - ``max_flakiness`` when k ≥ 2: the worst stimulus's flakiness rounded up to a whole
       percent; 0 when no stimulus is flaky.
     - every other kind is shown commented out, with today's value where there is one.
@@ -353,5 +360,11 @@ def suggest(
         (template_gates()["max_regression"], False),
         (template_gates()["min_improvement"], False),
     ]
-    lines += _render_gates([g for g, on in gates if on], [g for g, on in gates if not on])
+    active = [g for g, on in gates if on]
+    if not active:
+        lines += [
+            "# These results support no gate. With none configured, check applies its default",
+            f"# gate: suite pass rate ≥ {DEFAULT_GATE_TARGET:g}, decided on its interval.",
+        ]
+    lines += _render_gates(active, [g for g, on in gates if not on])
     return "\n".join(lines) + "\n"

@@ -12,6 +12,7 @@ import json
 import math
 import shutil
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from statistics import NormalDist
 
@@ -24,7 +25,7 @@ from scipy.special import comb
 
 import gate.config_template as config_template
 from gate.cli import main
-from gate.config import GATE_KINDS, GateSpec, load_config
+from gate.config import GATE_KINDS, GateSpec, default_gate, load_config
 from gate.ingest import load
 from gate.pipeline import CheckRequest, run_check
 from gate.scoring import score_table
@@ -64,7 +65,8 @@ def test_init_writes_the_template_with_one_active_gate(workdir: Path) -> None:
     text = written.read_text(encoding="utf-8")
     assert text == config_template.template()
     config = load_config(str(written))
-    assert config.gates == (GateSpec(kind="pass_rate", target=0.7, metric="pass_rate"),)
+    # bound: interval is the lower bound for a min gate: the default gate's shape.
+    assert config.gates == (replace(default_gate(), default=False),)
     assert (config.k, config.confidence, config.interval, config.errors) == (
         None,
         0.95,
@@ -94,7 +96,7 @@ def test_every_template_gate_is_valid_once_uncommented(tmp_path: Path) -> None:
     assert {g.kind for g in config.gates} == set(GATE_KINDS)
     by_kind = {g.kind: g for g in config.gates}
     assert (by_kind["pass_hat_k"].k, by_kind["pass_hat_k"].target) == (3, 0.9)
-    assert by_kind["pass_hat_k"].bound == "lower"
+    assert by_kind["pass_hat_k"].bound == "lower"  # bound: interval, for a min gate
     assert by_kind["max_flakiness"].target == 20.0  # percent, as the configuration reads it
     assert by_kind["max_flakiness"].scope == "stimuli"
 
@@ -104,12 +106,16 @@ def test_check_runs_on_the_template(workdir: Path) -> None:
     failing = invoke(
         "check", str(EXAMPLES / "failing" / "results.jsonl"), "--config", ".eval-gate.yml"
     )
-    assert failing.exit_code == 1, failing.output  # pass rate 0.6 < 0.7
-    assert "eval-gate: FAIL (1 of 1 gates failed)" in failing.stderr
+    # pass rate 0.6, 95% Wilson interval at n = 15 trials 0.36-0.80: it straddles 0.7.
+    assert wilson_lower(0.6, 15) < 0.7 < 1 - wilson_lower(0.4, 15)
+    assert failing.exit_code == 3, failing.output
+    assert "eval-gate: INCONCLUSIVE (0 failed, 1 inconclusive" in failing.stderr
     passing = invoke(
         "check", str(EXAMPLES / "passing" / "results.json"), "--config", ".eval-gate.yml"
     )
-    assert passing.exit_code == 0, passing.output  # pass rate 29/30 per stimulus mean ≈ 0.97
+    # pass rate 29/30 = 0.967 over 30 trials: the interval's lower end clears 0.7.
+    assert wilson_lower(29 / 30, 30) > 0.7
+    assert passing.exit_code == 0, passing.output
 
 
 # -- suggested from results --------------------------------------------------------------------
@@ -178,8 +184,11 @@ def test_results_that_support_no_gate_give_a_valid_file_with_none(
     text = (workdir / ".eval-gate.yml").read_text(encoding="utf-8")
     assert "\ngates: {}\n" in text
     assert "Its lower end rounds to 0: these results support no such gate." in text
-    assert load_config(".eval-gate.yml").gates == ()
+    assert "# These results support no gate. With none configured, check applies its" in text
+    # ... and so it does: the default gate, which these results fail.
+    assert load_config(".eval-gate.yml").gates == (default_gate(),)
     assert invoke("validate", "--config", ".eval-gate.yml", str(results)).exit_code == 0
+    assert invoke("check", str(results), "--config", ".eval-gate.yml").exit_code == 1
 
 
 def test_a_file_name_cannot_add_keys_to_the_configuration(
@@ -233,8 +242,10 @@ def test_suggested_gates_pass_on_the_results_they_come_from(
     config_file = tmp_path / "suggested.yml"
     config_file.write_text(config_template.suggest(score_table(table), [str(results)]))
     config = load_config(str(config_file))
+    if all(g.default for g in config.gates):
+        return  # no gate suggested: check's default gate applies, which the file says
     outcome = run_check(CheckRequest(results=(str(results),), config=config))
-    assert outcome.verdict == "pass", [g for g in outcome.gates if not g.passed]
+    assert outcome.verdict == "pass", outcome.gates
 
 
 # -- where it writes -------------------------------------------------------------------------
