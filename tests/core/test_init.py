@@ -10,6 +10,7 @@ from __future__ import annotations
 import doctest
 import json
 import math
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import replace
@@ -25,7 +26,7 @@ from scipy.special import comb
 
 import gate.config_template as config_template
 from gate.cli import main
-from gate.config import GATE_KINDS, GateSpec, default_gate, load_config
+from gate.config import GATE_KINDS, MAX_CONFIG_BYTES, GateSpec, default_gate, load_config
 from gate.ingest import load
 from gate.pipeline import CheckRequest, run_check
 from gate.scoring import score_table
@@ -369,3 +370,25 @@ def test_suggested_targets_rarely_fail_a_rerun_of_the_same_agent(
         assert 0.3 <= np.mean(at_estimate[kind]) <= 0.55, (kind, np.mean(at_estimate[kind]))
         assert len(at_suggestion[kind]) >= 50, kind  # the gate was suggested in most runs
         assert np.mean(at_suggestion[kind]) <= 0.08, (kind, np.mean(at_suggestion[kind]))
+
+
+def test_validate_refuses_hostile_configuration_files_without_a_traceback(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.yml"
+    os.mkfifo(fifo)  # opening it would block until a writer came
+    not_utf8 = tmp_path / "latin1.yml"
+    not_utf8.write_bytes(b"version: 1\n# caf\xe9\n")  # 11 + 5 bytes before the é
+    huge = tmp_path / "huge.yml"
+    huge.write_bytes(b"version: 1\n" + b"#" * MAX_CONFIG_BYTES)
+    for path, message in (
+        (fifo, f"{fifo}: the configuration is not a regular file"),
+        (Path("/dev/zero"), "/dev/zero: the configuration is not a regular file"),
+        (not_utf8, f"{not_utf8}: not UTF-8: byte 16 is 0xe9"),
+        (huge, f"{huge}: the configuration is larger than 1048576 bytes"),
+    ):
+        result = invoke("validate", "--config", str(path))
+        assert result.exit_code == 2, (path, result.output)
+        assert f"invalid: {message}" in result.stderr
+        assert "Traceback" not in result.output
+    checked = invoke("check", str(EXAMPLES / "failing" / "results.jsonl"), "--config", str(fifo))
+    assert checked.exit_code == 2
+    assert f"Error: {fifo}: the configuration is not a regular file" in checked.stderr
