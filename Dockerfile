@@ -1,5 +1,8 @@
 # syntax=docker/dockerfile:1
-# The eval-gate GitHub Action (runs.image in action.yml).
+# The eval-gate GitHub Action's image. On a release tag, .github/workflows/release.yml builds
+# it for linux/amd64 and linux/arm64 and pushes it as the image action.yml runs (ghcr.io), so
+# workflow runs pull it instead of building it. Locally: `docker build -t eval-gate .` and
+# `make image-test` (Podman). Wheels only, so the arm64 build under QEMU compiles nothing.
 #
 # BASE is python:3.12.7-slim-bookworm pinned by its published multi-arch digest: bump tag and
 # digest together (e.g. `docker buildx imagetools inspect python:3.12-slim-bookworm`), then run

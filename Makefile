@@ -33,6 +33,9 @@ run: $(VENV)/.run-installed
 	  code=$$?; echo "exit code $$code"; test $$code -eq 3
 	@echo
 	@echo "All three verdicts as expected. JSON reports: out/passing.json, out/failing.json, out/undecided.json"
+	@echo
+	@echo "eval-gate is installed in $(VENV)/, not on your PATH: run $(BIN)/eval-gate --help,"
+	@echo "or 'source $(BIN)/activate' first (README.md, Install)."
 
 test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest

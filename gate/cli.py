@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import click
 
 from gate import __version__
 from gate.errors import EvalGateError
 from gate.ingest import FORMAT_MODULES, IngestOptions
+
+if TYPE_CHECKING:
+    from gate.config import GateConfig
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -191,8 +194,17 @@ def main() -> None:
     type=click.Path(dir_okay=False),
     help="Gate configuration (default: .eval-gate.yml when present).",
 )
-@click.option("--summary", type=click.Path(dir_okay=False), help="Write the Markdown summary here.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the JSON report.")
+@click.option(
+    "--summary",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the Markdown summary here (- for stdout, the default).",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the JSON report here; - prints it to stdout instead of the Markdown.",
+)
 @click.option("--baseline", multiple=True, help="Results of the base branch (repeatable; globs).")
 @gate_options
 @ingest_options
@@ -212,14 +224,19 @@ def check(
 ) -> None:
     """Score RESULTS (files or globs), check the gates and report.
 
-    Prints the Markdown summary to stdout unless --summary names a file.
+    Prints the Markdown summary to stdout unless --summary names a file or --json is -.
     Exit 0 when every gate passes, 1 when one fails, 2 on bad input or config,
     3 when the data cannot decide a gate yet (inconclusive).
     """
     from gate.pipeline import request_from_options, run_check
-    from gate.report.json_report import build_report, write_json
+    from gate.report.json_report import build_report, dumps, write_json
     from gate.report.markdown import render_summary
 
+    json_to_stdout = json_path == "-"
+    if json_to_stdout and summary == "-":
+        raise click.UsageError(
+            "--json - and --summary - would both write to stdout; send one of them to a file"
+        )
     try:
         request = request_from_options(
             results,
@@ -235,13 +252,16 @@ def check(
             how = "detected" if loaded.detected else "given"
             click.echo(f"eval-gate: read {loaded.path} as {loaded.format} ({how})", err=True)
         markdown = render_summary(outcome)
-        if json_path:
+        if json_path and not json_to_stdout:
             write_json(json_path, build_report(outcome))
-        if summary:
+        if summary and summary != "-":
             from gate.fileio import atomic_write
 
             atomic_write(summary, markdown)
-        else:
+        # stdout carries one document, so that it can be piped: the JSON report or the Markdown.
+        if json_to_stdout:
+            click.echo(dumps(build_report(outcome)), nl=False)
+        elif not summary or summary == "-":
             click.echo(markdown, nl=False)
     except EvalGateError as error:
         raise BadInput(str(error)) from None
@@ -359,10 +379,16 @@ def _pilot_rates(
 
 
 @main.command()
-@click.argument("files", nargs=-1, required=True)
+@click.argument("files", nargs=-1)
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False),
+    help="A gate configuration to check too; with FILES, that its gates can be evaluated on them.",
+)
 @ingest_options
 def validate(
     files: tuple[str, ...],
+    config: str | None,
     format_name: str,
     column_map: str | None,
     pass_threshold: float | None,
@@ -370,15 +396,32 @@ def validate(
     junit_flakefinder: bool,
     suite: str | None,
 ) -> None:
-    """Check that FILES (files or globs) are valid results; report every bad file."""
+    """Check that FILES (files or globs) are valid results and --config a valid configuration.
+
+    Reports every bad file. Exit 0 when all are valid, 2 otherwise.
+    """
     from gate.ingest import expand, load
 
+    if not files and config is None:
+        raise click.UsageError("name result FILES, a --config file, or both")
     options = _ingest(format_name, column_map, pass_threshold, scorer, junit_flakefinder, suite)
     try:
         paths = expand(files)
     except EvalGateError as error:
         raise BadInput(str(error)) from None
     bad = 0
+    gate_config = None
+    if config is not None:
+        from gate.config import load_config
+
+        try:
+            gate_config = load_config(config)
+        except EvalGateError as error:
+            bad += 1
+            click.echo(f"invalid: {error}", err=True)
+        else:
+            count = len(gate_config.gates)
+            click.echo(f"ok: {config} (configuration, {count} gate{'s' * (count != 1)})")
     for path in paths:
         try:
             table, loaded = load([path], options)
@@ -390,7 +433,8 @@ def validate(
             f"ok: {path} ({loaded[0].format}, {len(table.stimuli)} stimuli, {len(table)} trials)"
         )
     if bad:
-        raise BadInput(f"{bad} of {len(paths)} file(s) are invalid")
+        checked = len(paths) + (config is not None)
+        raise BadInput(f"{bad} of {checked} file(s) are invalid")
     if len(paths) > 1:
         # Each file is valid alone; `check` merges them, which can still fail (a trial
         # given in two files, a suite declared two ways).
@@ -398,6 +442,95 @@ def validate(
             load(paths, options)
         except EvalGateError as error:
             raise BadInput(f"the files are valid one by one but not together: {error}") from None
+    if gate_config is not None and paths:
+        _evaluate_config(config or "", gate_config, paths, options)
+
+
+def _evaluate_config(
+    name: str, gate_config: GateConfig, paths: list[str], options: IngestOptions
+) -> None:
+    """Run the configuration's gates on the results: what `check` would refuse, validate does.
+
+    Regression gates need a baseline, which only `check --baseline` takes: they are left out.
+    """
+    from dataclasses import replace
+
+    from gate.config import REGRESSION_KINDS
+    from gate.pipeline import CheckRequest, run_check
+
+    local = tuple(g for g in gate_config.gates if g.kind not in REGRESSION_KINDS)
+    request = CheckRequest(
+        results=tuple(paths), config=replace(gate_config, gates=local), ingest=options
+    )
+    try:
+        run_check(request)
+    except EvalGateError as error:
+        raise BadInput(f"{name} cannot be evaluated on these results: {error}") from None
+    left_out = len(gate_config.gates) - len(local)
+    note = f" ({left_out} regression gate(s) need check --baseline)" if left_out else ""
+    click.echo(f"ok: {name} can be evaluated on these results{note}")
+
+
+@main.command()
+@click.argument("results", nargs=-1)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Where to write the configuration (default .eval-gate.yml); - for stdout.",
+)
+@click.option("--force", is_flag=True, help="Replace the output file if it exists.")
+@ingest_options
+def init(
+    results: tuple[str, ...],
+    output: str | None,
+    force: bool,
+    format_name: str,
+    column_map: str | None,
+    pass_threshold: float | None,
+    scorer: str | None,
+    junit_flakefinder: bool,
+    suite: str | None,
+) -> None:
+    """Write a commented gate configuration (.eval-gate.yml).
+
+    Without RESULTS: a template of every gate kind with reference 001's guidance. With
+    RESULTS (files or globs): gates suggested from them, each passing on them, each
+    commented with the numbers behind it.
+    """
+    import os
+
+    from gate.config import DEFAULT_CONFIG_FILE
+    from gate.config_template import suggest, template
+
+    output = output or DEFAULT_CONFIG_FILE
+    to_stdout = output == "-"
+    if not to_stdout and os.path.lexists(output) and not force:
+        raise BadInput(f"{output} exists; add --force to replace it, or choose --output")
+    name = DEFAULT_CONFIG_FILE if to_stdout else output
+    try:
+        if results:
+            from gate.ingest import load
+            from gate.scoring import score_table
+
+            options = _ingest(
+                format_name, column_map, pass_threshold, scorer, junit_flakefinder, suite
+            )
+            table, loaded = load(results, options)
+            text = suggest(score_table(table), [item.path for item in loaded], name)
+        else:
+            text = template(name)
+        if to_stdout:
+            click.echo(text, nl=False)
+            return
+        from gate.fileio import atomic_write
+
+        atomic_write(output, text)
+    except EvalGateError as error:
+        raise BadInput(str(error)) from None
+    click.echo(
+        f"eval-gate: wrote {output}; check it with: eval-gate validate --config {output}", err=True
+    )
 
 
 @main.command()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -127,12 +128,33 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+#: a configuration is a few hundred bytes; reading stops well past any real one.
+MAX_CONFIG_BYTES = 1 << 20
+
+
 def read_config_file(path: str) -> dict[str, Any]:
+    """The configuration file as a schema-valid mapping; :class:`ConfigError` says what is wrong.
+
+    Only a regular file is read (a FIFO would block, a device never end), at most
+    :data:`MAX_CONFIG_BYTES`, as UTF-8.
+    """
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.load(handle, Loader=_UniqueKeyLoader)
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ConfigError(f"{path}: the configuration is not a regular file")
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as error:
         raise ConfigError(f"{path}: cannot read the configuration: {error.strerror}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: the configuration is larger than {MAX_CONFIG_BYTES} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"{path}: not UTF-8: byte {error.start} is {raw[error.start]:#04x}"
+        ) from None
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else path

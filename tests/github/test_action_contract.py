@@ -58,9 +58,13 @@ def test_outputs_in_action_yml_are_the_outputs_the_code_sets() -> None:
     assert list(load_action()["outputs"]) == list(OUTPUT_NAMES)
 
 
-def test_the_action_runs_the_dockerfile() -> None:
+def test_the_action_runs_a_prebuilt_image_with_no_args_or_env() -> None:
+    """A published image, not the Dockerfile (no build per workflow run); inputs reach it as
+    INPUT_* variables only. Which image: tests/github/test_release.py."""
     runs = load_action()["runs"]
-    assert runs == {"using": "docker", "image": "Dockerfile"}
+    assert set(runs) == {"using", "image"}
+    assert runs["using"] == "docker"
+    assert runs["image"].startswith("docker://ghcr.io/")
 
 
 @pytest.mark.parametrize("which", list(MARKERS))

@@ -1,8 +1,8 @@
 """Linters on the action's files, each run as its own tool (all work offline).
 
-- check-jsonschema with its vendored SchemaStore schemas: action.yml (github-actions) and the
-  example workflows (github-workflows);
-- zizmor --offline on the example workflows (security audits: injection, permissions, pins);
+- check-jsonschema with its vendored SchemaStore schemas: action.yml (github-actions), the
+  example workflows and this repository's own (.github/workflows: the release) (github-workflows);
+- zizmor --offline on the same workflows (security audits: injection, permissions, pins);
 - hadolint on the Dockerfile.
 
 Each test skips, saying which package to install, only when its tool is missing (they come
@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKFLOWS = sorted((ROOT / "examples" / "workflows").glob("*.yml"))
+EXAMPLES = sorted((ROOT / "examples" / "workflows").glob("*.yml"))
+OWN = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+WORKFLOWS = EXAMPLES + OWN
 
 
 def tool(name: str, package: str) -> str:
@@ -35,8 +37,12 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_examples_cover_the_three_patterns() -> None:
-    names = {path.name for path in WORKFLOWS}
+    names = {path.name for path in EXAMPLES}
     assert {"pull-request.yml", "push-main.yml", "fork-evals.yml", "fork-gate.yml"} <= names
+
+
+def test_the_repository_has_its_release_workflow() -> None:
+    assert [path.name for path in OWN] == ["release.yml"]
 
 
 def test_action_yml_matches_the_github_actions_schema() -> None:

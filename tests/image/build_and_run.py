@@ -2,8 +2,10 @@
 
 Started by tests/image/run.sh (which installs the tools). Steps, each timed:
 1. a Debian bookworm + python3 base made with debootstrap, cached as a tarball;
-2. ``podman import`` of it, then ``podman build`` of the real Dockerfile with
-   ``--build-arg BASE=<that image>`` (pip installs the hash-pinned lock from PyPI);
+2. ``podman import`` of it, then ``podman build`` of ./Dockerfile (directly, not through
+   action.yml, which names the published image) with ``--build-arg BASE=<that image>`` (pip
+   installs the hash-pinned lock from PyPI), tagged also as the image action.yml runs, the
+   name the release workflow pushes (docker/release_image.py reads it);
 3. the image size against the 250 MB goal;
 4. the container run with the runner's mounts and variables, against the fake GitHub API of
    tests/github/fake_github.py on 127.0.0.1, for several scenarios, each checked: exit code,
@@ -16,6 +18,7 @@ runner puts the container on the job's network and the API is the real one.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -58,6 +61,21 @@ CACHE = Path(
     or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "eval-gate/image-test"
 )
 TIMINGS: list[tuple[str, float]] = []
+
+
+def released_image() -> str:
+    """The image action.yml runs (``ghcr.io/org/eval-gate:vX.Y.Z``), as the release reads it."""
+    spec = importlib.util.spec_from_file_location(
+        "release_image", ROOT / "docker" / "release_image.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return str(module.image_reference((ROOT / "action.yml").read_text(encoding="utf-8")))
+
+
+#: the built image is tagged with this name too, and the scenarios run it by this name.
+ACTION_IMAGE = released_image()
 
 
 @contextmanager
@@ -260,7 +278,10 @@ class Scenarios:
             args += ["-e", f"{key}={value}"]
         with step(f"run: {name}"):
             result = subprocess.run(
-                self.podman.cmd(*args, IMAGE), text=True, capture_output=True, timeout=300
+                self.podman.cmd(*args, ACTION_IMAGE),
+                text=True,
+                capture_output=True,
+                timeout=300,
             )
         run_result = ActionRun(
             name,
@@ -405,6 +426,8 @@ def main() -> int:
                 str(ROOT),
                 timeout=1200,
             )
+            podman("tag", IMAGE, ACTION_IMAGE)
+        print(f"   tagged {ACTION_IMAGE} (action.yml's runs.image) in the private store")
         size = int(podman("image", "inspect", "--format", "{{.Size}}", IMAGE).stdout.strip())
         base_size = int(podman("image", "inspect", "--format", "{{.Size}}", BASE).stdout.strip())
         ours = (size - base_size) / 1e6

@@ -1,0 +1,71 @@
+"""``check --json -`` and ``--summary -``: which document stdout carries (click's CliRunner)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from gate.cli import main
+from tests.conftest import EXAMPLES
+
+
+@pytest.fixture
+def failing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of examples/failing as the working directory (its .eval-gate.yml applies)."""
+    folder = tmp_path / "failing"
+    shutil.copytree(EXAMPLES / "failing", folder)
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def check(*args: str) -> Result:
+    return CliRunner().invoke(main, ["check", "results.jsonl", *args])
+
+
+def test_json_dash_prints_the_report_to_stdout_and_no_markdown(failing: Path) -> None:
+    result = check("--json", "-")
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.stdout)  # stdout is the JSON document and nothing else
+    assert report["verdict"] == "fail"
+    assert report["suite"]["pass_hat_k"] == 0.4
+    assert not (failing / "-").exists()
+    assert "eval-gate: FAIL (1 failed" in result.stderr
+
+
+def test_summary_dash_prints_the_markdown_to_stdout(failing: Path) -> None:
+    result = check("--summary", "-")
+    assert result.exit_code == 1, result.output
+    assert result.stdout.startswith("## ❌ eval-gate: FAIL — 1 of 3 gates failed")
+    assert result.stdout == check().stdout  # the same as without --summary
+    assert not (failing / "-").exists()
+
+
+def test_json_to_stdout_with_the_summary_in_a_file(failing: Path) -> None:
+    result = check("--json", "-", "--summary", "summary.md")
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stdout)["verdict"] == "fail"
+    assert (failing / "summary.md").read_text(encoding="utf-8").startswith("## ❌ eval-gate: FAIL")
+
+
+def test_json_file_with_the_summary_on_stdout(failing: Path) -> None:
+    result = check("--json", "report.json", "--summary", "-")
+    assert result.exit_code == 1, result.output
+    assert result.stdout.startswith("## ❌ eval-gate: FAIL")
+    assert json.loads((failing / "report.json").read_text(encoding="utf-8"))["verdict"] == "fail"
+
+
+def test_both_to_stdout_is_a_usage_error(failing: Path) -> None:
+    result = check("--json", "-", "--summary", "-")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "--json - and --summary - would both write to stdout" in result.stderr
+    assert "Traceback" not in result.output
+    assert sorted(p.name for p in failing.iterdir()) == [
+        ".eval-gate.yml",
+        "baseline.jsonl",
+        "results.jsonl",
+    ]
