@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import doctest
 import json
-import math
 import os
 import shutil
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from statistics import NormalDist
 
 import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy import optimize, stats
 from scipy.special import comb
 
 import gate.config_template as config_template
@@ -37,12 +36,16 @@ def invoke(*args: str) -> Result:
     return CliRunner().invoke(main, list(args))
 
 
-def wilson_lower(p: float, n: float, confidence: float = 0.95) -> float:
-    """Lower end of the Wilson score interval, written out (Wilson 1927)."""
-    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
-    centre = p + z * z / (2 * n)
-    spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (centre - spread) / (1 + z * z / n)
+def midp_lower(p: float, n: int, confidence: float = 0.95) -> float:
+    """Lower end of the mid-p Clopper-Pearson interval (the default), solved with scipy:
+    P(X > c) + P(X = c)/2 = α/2 at p = L, X ~ Binomial(n, L), c = p·n."""
+    c = round(p * n)
+    tail = (1 - confidence) / 2
+
+    def excess(x: float) -> float:
+        return float(stats.binom.sf(c, n, x) + 0.5 * stats.binom.pmf(c, n, x) - tail)
+
+    return float(optimize.brentq(excess, 1e-12, c / n))
 
 
 @pytest.fixture
@@ -107,15 +110,15 @@ def test_check_runs_on_the_template(workdir: Path) -> None:
     failing = invoke(
         "check", str(EXAMPLES / "failing" / "results.jsonl"), "--config", ".eval-gate.yml"
     )
-    # pass rate 0.6, 95% Wilson interval at n = 15 trials 0.36-0.80: it straddles 0.7.
-    assert wilson_lower(0.6, 15) < 0.7 < 1 - wilson_lower(0.4, 15)
+    # pass rate 0.6, 95% mid-p interval at n = 15 trials 0.35-0.82: it straddles 0.7.
+    assert midp_lower(0.6, 15) < 0.7 < 1 - midp_lower(0.4, 15)
     assert failing.exit_code == 3, failing.output
     assert "eval-gate: INCONCLUSIVE (0 failed, 1 inconclusive" in failing.stderr
     passing = invoke(
         "check", str(EXAMPLES / "passing" / "results.json"), "--config", ".eval-gate.yml"
     )
     # pass rate 29/30 = 0.967 over 30 trials: the interval's lower end clears 0.7.
-    assert wilson_lower(29 / 30, 30) > 0.7
+    assert midp_lower(29 / 30, 30) > 0.7
     assert passing.exit_code == 0, passing.output
 
 
@@ -131,18 +134,18 @@ def test_init_suggests_gates_from_the_failing_example(workdir: Path) -> None:
     # 5 stimuli x 3 trials, passes 3, 2, 1, 0, 3: pass rate 9/15 = 0.6 over n = 15 trials;
     # pass^3 = mean of C(c,3)/C(3,3) = 2/5 = 0.4 at n_eff = M·min(n)/k = 5 (the suite
     # interval's effective size); worst flakiness 1 of 3 = 33.3% -> 34 (percent).
-    assert wilson_lower(0.6, 15) == pytest.approx(0.357468, abs=1e-6)
-    assert wilson_lower(0.4, 5) == pytest.approx(0.117621, abs=1e-6)
+    assert midp_lower(0.6, 15) == pytest.approx(0.345385, abs=1e-6)
+    assert midp_lower(0.4, 5) == pytest.approx(0.073457, abs=1e-6)
     assert config.k == 3
     assert config.gates == (
-        GateSpec(kind="pass_rate", target=0.35, metric="pass_rate"),
-        GateSpec(kind="pass_hat_k", target=0.11, metric="pass_hat_k", k=3),
+        GateSpec(kind="pass_rate", target=0.34, metric="pass_rate"),
+        GateSpec(kind="pass_hat_k", target=0.07, metric="pass_hat_k", k=3),
         GateSpec(kind="max_flakiness", target=34.0, metric="flakiness", scope="stimuli"),
     )
     # Each line says why.
     assert "# Observed pass rate = 0.60 on 5 stimuli × 3 trials (mean over stimuli);" in text
     assert "# Observed pass^3 = 0.40 on 5 stimuli × 3 trials (all 3 runs pass);" in text
-    assert "# 95% interval 0.12–0.77 (wilson)." in text
+    assert "# 95% interval 0.07–0.82 (mid-p)." in text
     assert "# Worst stimulus flakiness 33.3% (unreliable); 2 of 5 stimuli flaky." in text
     assert "errors: fail   # errored trials count as failures (1 here)" in text
     # The file is valid and check passes on the results it was suggested from.
@@ -168,8 +171,8 @@ def test_one_trial_per_stimulus_suggests_no_pass_hat_k_or_flakiness(
     assert invoke("init", str(results)).exit_code == 0
     text = (workdir / ".eval-gate.yml").read_text(encoding="utf-8")
     config = load_config(".eval-gate.yml")
-    # 24 of 30 pass, one trial each: Wilson lower end at p = 0.8, n = 30.
-    assert wilson_lower(0.8, 30) == pytest.approx(0.626943, abs=1e-6)
+    # 24 of 30 pass, one trial each: mid-p lower end at p = 0.8, n = 30.
+    assert midp_lower(0.8, 30) == pytest.approx(0.629656, abs=1e-6)
     assert config.k == 1
     assert config.gates == (GateSpec(kind="pass_rate", target=0.62, metric="pass_rate"),)
     assert "# Reference 001 recommends 3 trials per stimulus for a CI gate." in text
