@@ -154,6 +154,38 @@ def verdict_of(decisions: Sequence[GateDecision]) -> Outcome:
     return "inconclusive" if "inconclusive" in outcomes else "pass"
 
 
+def more_trials_by_stimulus(
+    decisions: Sequence[GateDecision], suite: SuiteScore
+) -> dict[tuple[str, str], int]:
+    """Per stimulus (suite, name): the additional trials its inconclusive gates ask for.
+
+    A per-stimulus gate names what each undecided stimulus needs; a suite gate needs its
+    ``more_trials`` on every stimulus it covers. A stimulus under several gates gets the
+    largest, so re-running just these stimuli that many times decides every gate that
+    more trials can decide (at the current estimates). Regression gates ask for trials on
+    both runs and are left out: re-running the candidate alone does not decide them.
+    """
+    needed: dict[tuple[str, str], int] = {}
+
+    def ask(key: tuple[str, str], trials: int | None) -> None:
+        if trials:
+            needed[key] = max(needed.get(key, 0), trials)
+
+    for decision in decisions:
+        if decision.outcome != "inconclusive" or decision.comparison is not None:
+            continue
+        tag = decision.spec.tag
+        covered = [s for s in suite.stimuli if tag is None or tag in s.tags]
+        if decision.advice.stimuli:
+            per = dict(decision.advice.stimuli)
+            for s in covered:
+                ask((s.suite, s.name), per.get(s.name))
+        else:
+            for s in covered:
+                ask((s.suite, s.name), decision.advice.more_trials)
+    return needed
+
+
 def _outcome(code: int) -> Outcome:
     return cast(Outcome, OUTCOMES[int(code)])
 

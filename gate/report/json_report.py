@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from gate import __version__
 from gate.compare import Comparison
 from gate.fileio import atomic_write
-from gate.gates import GateDecision
+from gate.gates import GateDecision, more_trials_by_stimulus
 from gate.metrics import Interval
 from gate.report import wording
 from gate.scoring import PASS_AT_K_ESTIMATOR, PASS_HAT_K_ESTIMATOR, StimulusScore
@@ -50,7 +50,7 @@ def _interval(interval: Interval, level: str, metric: str) -> dict[str, Any]:
     }
 
 
-def _stimulus(s: StimulusScore) -> dict[str, Any]:
+def _stimulus(s: StimulusScore, more_trials: int | None) -> dict[str, Any]:
     return {
         "suite": s.suite,
         "name": s.name,
@@ -73,6 +73,7 @@ def _stimulus(s: StimulusScore) -> dict[str, Any]:
         "flakiness_percent": _number(s.flakiness_percent),
         "flakiness_band": s.flakiness_band,
         "reading": s.reading,
+        "more_trials": more_trials,
     }
 
 
@@ -123,6 +124,7 @@ def build_report(outcome: CheckOutcome) -> dict[str, Any]:
     """The report as plain JSON data; stimuli in input order."""
     s = outcome.suite
     comparisons = list(outcome.comparisons)
+    more = more_trials_by_stimulus(outcome.gates, s)
     return {
         "report_version": "1",
         "tool": {"name": "eval-gate", "version": __version__},
@@ -161,7 +163,7 @@ def build_report(outcome: CheckOutcome) -> dict[str, Any]:
             "flaky_stimuli": s.flaky_stimuli,
             "reading": s.reading,
         },
-        "stimuli": [_stimulus(x) for x in s.stimuli],
+        "stimuli": [_stimulus(x, more.get((x.suite, x.name))) for x in s.stimuli],
         "inputs": [
             {"path": i.path, "format": i.format, "detected": i.detected} for i in outcome.inputs
         ],

@@ -175,3 +175,20 @@ def test_json_text_is_the_same_document_whichever_encoder_writes_it() -> None:
     small = {k: v for k, v in data.items() if k != "n"}
     assert json.loads(dumps(small)) == small
     assert '"name": "é<&>"' in dumps(small)  # UTF-8, nothing escaped
+
+
+def test_only_undecided_stimuli_carry_more_trials(write_jsonl, tmp_path) -> None:
+    """A per-stimulus gate: 'good' (20/20) is decided, 'close' (9/20) is not."""
+    records = trials_of("good", "P" * 20) + trials_of("close", "P" * 9 + "F" * 11)
+    config = tmp_path / "gate.yml"
+    config.write_text(
+        "gates:\n  pass_rate: {min: 0.5, bound: interval, scope: stimuli}\n", encoding="utf-8"
+    )
+    outcome = run_check(request_from_options([str(write_jsonl(records))], config=str(config)))
+    report = build_report(outcome)
+    assert validator("report").is_valid(report)
+    more = {s["name"]: s["more_trials"] for s in report["stimuli"]}
+    assert more["good"] is None
+    assert isinstance(more["close"], int) and more["close"] > 50
+    (gate,) = report["gates"]
+    assert gate["undecided"] == ["close"] and gate["decision"] == "inconclusive"
