@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test image-test bench bench-scale bench-coverage clean
+.PHONY: run test image-test bench bench-scale bench-sequential bench-coverage clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,11 @@ bench: $(VENV)/.test-installed
 
 bench-scale: $(VENV)/.run-installed
 	$(BIN)/python bench/scale.py
+
+# Sequential (check --sequential) against a fixed design and naive re-checking: error rates
+# and trials spent for a few truths.
+bench-sequential: $(VENV)/.run-installed
+	$(BIN)/python bench/sequential.py
 
 # Exact coverage of every interval method (the table in docs/metrics.md), the n where the
 # default dips below 92%, its speed; then the suite interval's simulated coverage grid.

@@ -375,8 +375,20 @@ def _sequential_gate(
         rates = np.array([x.mean() if x.size else np.nan for x in outcomes])
         subject = _worst_name(names, np.nan_to_num(rates, nan=0.0), spec.direction)
     advice = Advice()
-    if outcome == "inconclusive" and spec.scope == "suite" and advise:
-        advice = Advice(more_trials=more_trials_sequential(rule, list(outcomes)))
+    if outcome == "inconclusive" and advise:
+        if spec.scope == "suite":
+            advice = Advice(more_trials=more_trials_sequential(rule, list(outcomes)))
+        else:
+            # Each undecided stimulus on its own sequence (its pass side; the fail side's
+            # Bonferroni level is stricter, so this may understate what a failure needs).
+            alone = replace(rule, scope="suite")
+            per = tuple(
+                (name, more_trials_sequential(alone, [x]))
+                for name, x in zip(names, outcomes, strict=True)
+                if name in undecided
+            )
+            found = [m for _, m in per if m is not None]
+            advice = Advice(more_trials=max(found) if found else None, stimuli=per)
     degree = 1 if spec.metric == "pass_rate" else k
     return GateDecision(
         spec=spec,

@@ -114,3 +114,16 @@ def test_a_pilot_gives_each_stimulus_its_rate(tmp_path) -> None:
     data = json.loads(result.output)
     assert data["stimuli"] == 5 and data["source"] == "pilot"
     assert data["mean_expected_pass_rate"] == pytest.approx(0.6)  # 9 of 15 trials passed
+
+
+def test_the_plan_quoted_in_docs_plan_md_is_the_real_one() -> None:
+    from pathlib import Path
+
+    from gate.report.plan_report import render_plan
+
+    config = build_config({"k": 3, "gates": {"pass_hat_k": {"min": 0.8, "bound": "interval"}}})
+    rendered = render_plan(plan(config, [0.96] * 20, source="expect"))
+    doc = (Path(__file__).parents[2] / "docs" / "plan.md").read_text(encoding="utf-8")
+    table = [line for line in rendered.splitlines() if line.startswith("| pass^3")]
+    assert table and all(line in doc for line in table)
+    assert rendered.splitlines()[0] in doc
