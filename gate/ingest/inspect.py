@@ -39,7 +39,7 @@ from typing import Any
 from gate.errors import ConfigError, InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import load_file, loads, pointer
-from gate.ingest.tabular import clip_unit, warn
+from gate.ingest.values import clip_unit, warn
 from gate.trials import DEFAULT_SUITE, Trial
 
 _ZIP_ZSTD = 93

@@ -34,7 +34,7 @@ from typing import Any
 
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
-from gate.ingest.tabular import warn
+from gate.ingest.values import warn
 from gate.trials import DEFAULT_SUITE, Status, Trial
 
 _REPEAT = re.compile(r"^(?P<base>.+)\[(?:(?P<params>.*)-)?(?P<index>\d+)-(?P<count>\d+)\]$")

@@ -26,7 +26,7 @@ from typing import Any
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import load_file, pointer
-from gate.ingest.tabular import clip_unit, json_boolean, json_number, warn
+from gate.ingest.values import clip_unit, json_boolean, json_number, warn
 from gate.trials import DEFAULT_SUITE, GraderResult, Trial
 
 _ERROR = 2  # promptfoo ResultFailureReason.ERROR

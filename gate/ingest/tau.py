@@ -24,7 +24,7 @@ from typing import Any
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import load_file, pointer
-from gate.ingest.tabular import Appearance, clip_unit, json_index, json_number, warn
+from gate.ingest.values import Appearance, clip_unit, json_index, json_number, warn
 from gate.trials import DEFAULT_SUITE, Trial
 
 #: tau-bench's own success tolerance (tau_bench/run.py, tau2 metrics): reward within 1e-6 of 1.

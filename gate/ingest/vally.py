@@ -23,7 +23,7 @@ from typing import Any
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import iter_jsonl
-from gate.ingest.tabular import Appearance, json_boolean, json_index, json_unit_score
+from gate.ingest.values import Appearance, json_boolean, json_index, json_unit_score
 from gate.trials import DEFAULT_SUITE, Status, Trial
 
 _STATUS: dict[str, Status] = {"success": "ok", "error": "error", "skipped": "skipped"}
