@@ -67,18 +67,19 @@ class LoadedInput:
 
 
 def expand(patterns: Sequence[str]) -> list[str]:
-    """Expand globs (``**`` too) in order, each file once; no match is an error."""
+    """Expand globs (``**`` too) and folders in order, each file once; no match is an error.
+
+    Folders and ``**`` do not follow symbolic links to folders (:mod:`gate.reading`).
+    """
+    from gate.reading import match_glob, walk_folder
+
     files: list[str] = []
     seen: set[str] = set()
     for pattern in patterns:
         if glob.has_magic(pattern):
-            matches = sorted(p for p in glob.glob(pattern, recursive=True) if os.path.isfile(p))
+            matches = match_glob(pattern)
         elif os.path.isdir(pattern):
-            matches = sorted(
-                p
-                for p in glob.glob(os.path.join(pattern, "**", "*"), recursive=True)
-                if os.path.isfile(p) and p.endswith(RESULT_SUFFIXES)
-            )
+            matches = walk_folder(pattern, RESULT_SUFFIXES)
         else:
             matches = [pattern]
         if not matches:
@@ -91,6 +92,25 @@ def expand(patterns: Sequence[str]) -> list[str]:
                 seen.add(key)
                 files.append(path)
     return files
+
+
+def input_files(*pattern_lists: Sequence[str], config: str | None = None) -> list[str]:
+    """Every file the patterns name now (a pattern that names none is left out), plus the
+    configuration file: what an output must not overwrite. Nothing is opened."""
+    import warnings
+
+    from gate.errors import EvalGateError
+
+    found: list[str] = [config] if config else []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a skipped link is reported when the files are read
+        for patterns in pattern_lists:
+            for pattern in patterns:
+                try:
+                    found.extend(expand([pattern]))
+                except EvalGateError:
+                    continue  # reported when the files are read
+    return found
 
 
 def reader(format_name: str) -> Reader:

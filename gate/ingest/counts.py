@@ -26,6 +26,7 @@ from gate.fileio import atomic_write
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import jsonl_chunks, load_bytes, load_file, read_bytes
 from gate.ingest.native import CHUNK_BYTES, suite_spec
+from gate.reading import read_head
 from gate.schemas import first_invalid, validate
 from gate.trials import DEFAULT_SUITE, StimulusCounts, TrialTable
 
@@ -101,8 +102,7 @@ def _exact_integers(records: list[Any]) -> bool:
 
 
 def _is_array(path: str) -> bool:
-    with open(path, "rb") as handle:
-        head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    head = read_head(path, 4096).lstrip(b"\xef\xbb\xbf \t\r\n")
     return head.startswith(b"[")
 
 

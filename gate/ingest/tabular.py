@@ -19,10 +19,13 @@ The value parsers live in :mod:`gate.ingest.values`, shared with every other ada
 from __future__ import annotations
 
 import csv
+import io
 import math
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from gate import limits
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import iter_jsonl
@@ -37,6 +40,7 @@ from gate.ingest.values import (
     trial_index,
     unit_score,
 )
+from gate.reading import open_input, too_large
 from gate.trials import DEFAULT_SUITE, Status, Trial
 
 _STATUS: dict[str, Status] = {
@@ -285,22 +289,44 @@ def _delimiter(path: str, sample: str) -> str:
         return ","
 
 
+def _bounded_lines(handle: io.TextIOBase, path: str, delimiter: str) -> Iterator[str]:
+    """The physical lines of a CSV file, each checked before the csv module splits it.
+
+    A line may be at most :data:`gate.limits.LINE_BYTES` long, and a long line (over 64 KiB)
+    may hold at most as many delimiters as a header may have columns: a megabyte of commas
+    would otherwise become a list of a million cells before its row could be refused.
+    """
+    maximum = limits.LINE_BYTES.value()
+    columns = limits.CSV_COLUMNS.value()
+    number = 0
+    while line := handle.readline(maximum + 1):
+        number += 1
+        if len(line) > maximum:
+            raise too_large(Provenance(path, number), limits.LINE_BYTES, None, "the line")
+        if len(line) > 64 * 1024 and line.count(delimiter) >= columns:
+            raise too_large(
+                Provenance(path, number), limits.CSV_COLUMNS, None, "the number of cells"
+            )
+        yield line
+
+
 def read_csv(path: str, options: IngestOptions) -> Iterator[Record]:
     """Read a CSV/TSV file with a header row; errors name the row's line."""
-    try:
-        handle = open(path, encoding="utf-8-sig", newline="")  # noqa: SIM115 - closed below
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror}", Provenance(path)) from None
-    with handle:
+    with io.TextIOWrapper(open_input(path), encoding="utf-8-sig", newline="") as handle:
+        reader = None
         try:
             sample = handle.read(64 * 1024)
             handle.seek(0)
-            reader = csv.reader(handle, delimiter=_delimiter(path, sample), strict=True)
+            delimiter = _delimiter(path, sample)
+            lines = _bounded_lines(handle, path, delimiter)
+            reader = csv.reader(lines, delimiter=delimiter, strict=True)
             header = next(reader, None)
             if header is None:
                 raise InputError("empty file", Provenance(path), expected="a header row")
+            if len(header) > limits.CSV_COLUMNS.value():
+                raise too_large(Provenance(path, 1), limits.CSV_COLUMNS, len(header), "the header")
             header = [cell.strip() for cell in header]
-            duplicates = sorted({c for c in header if header.count(c) > 1})
+            duplicates = sorted(column for column, n in Counter(header).items() if n > 1)
             if duplicates:
                 raise InputError(
                     f"header names column(s) twice: {', '.join(map(repr, duplicates))}",
@@ -324,7 +350,8 @@ def read_csv(path: str, options: IngestOptions) -> Iterator[Record]:
                 row = dict(zip(header, cells, strict=True))
                 yield _row_trial(row, mapping, where, options, order, strict_keys=True)
         except csv.Error as error:
-            raise InputError(f"not valid CSV: {error}", Provenance(path, reader.line_num)) from None
+            number = reader.line_num if reader is not None else None
+            raise InputError(f"not valid CSV: {error}", Provenance(path, number)) from None
         except UnicodeDecodeError as error:
             raise InputError(f"not UTF-8 text ({error.reason})", Provenance(path)) from None
 
