@@ -1,10 +1,14 @@
 """The ``eval-gate`` command line: a thin shell over :mod:`gate.pipeline`.
 
-Exit codes: 0 every gate passed, 1 a gate failed, 2 bad input, configuration or usage.
+Exit codes: 0 every gate passed, 1 a gate failed, 2 bad input, configuration or usage. An
+exception nobody expected is a bug: one line on stderr and exit code 2, never a traceback and
+never 1. Every line this command prints passes :func:`gate.redact.redact`; lines on stderr,
+which quote file names, also :func:`gate.report.escape.log_text`.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
@@ -12,8 +16,10 @@ from typing import Any, ClassVar, TypeVar
 import click
 
 from gate import __version__
-from gate.errors import EvalGateError
+from gate.errors import EvalGateError, OutputError, describe_unexpected
 from gate.ingest import FORMAT_MODULES, IngestOptions
+from gate.redact import redact
+from gate.report.escape import log_text, safe_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -22,6 +28,20 @@ class BadInput(click.ClickException):
     """Bad input, configuration or usage: exit code 2, one clear line, no traceback."""
 
     exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(log_text(redact(message)))
+
+
+def say(text: str) -> None:
+    """One line on stderr: redacted, and escaped so that no file name can start a new line
+    (``x\n::error::`` would be a workflow command in a CI log)."""
+    click.echo(log_text(redact(text)), err=True)
+
+
+def show(text: str) -> None:
+    """Text (the Markdown summary, listings) on stdout: redacted, writable whatever it holds."""
+    click.echo(safe_text(redact(text)), nl=False)
 
 
 def _parse_map(text: str | None) -> dict[str, str]:
@@ -104,6 +124,16 @@ class _Commands(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.lazy])
 
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EvalGateError as error:
+            raise BadInput(str(error)) from None
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as error:  # a bug: one line and exit 2; 1 means "a gate failed"
+            raise BadInput(describe_unexpected(error)) from None
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy:
             import importlib
@@ -184,11 +214,21 @@ def check(
     Prints the Markdown summary to stdout unless --summary names a file.
     Exit 0 when every gate passes, 1 when one fails, 2 on bad input or config.
     """
+    from gate.config import DEFAULT_CONFIG_FILE
+    from gate.fileio import atomic_write, refuse_overwriting
+    from gate.ingest import input_files
     from gate.pipeline import request_from_options, run_check
     from gate.report.json_report import build_report, write_json
     from gate.report.markdown import render_summary
 
     try:
+        if json_path or summary:
+            # Before anything is read: the report must never replace what it reports on.
+            default = DEFAULT_CONFIG_FILE if os.path.exists(DEFAULT_CONFIG_FILE) else None
+            refuse_overwriting(
+                {"--json": json_path, "--summary": summary},
+                input_files(results, baseline, config=config or default),
+            )
         request = request_from_options(
             results,
             config=config,
@@ -201,22 +241,26 @@ def check(
         outcome = run_check(request)
         for loaded in outcome.inputs:
             how = "detected" if loaded.detected else "given"
-            click.echo(f"eval-gate: read {loaded.path} as {loaded.format} ({how})", err=True)
+            say(f"eval-gate: read {loaded.path} as {loaded.format} ({how})")
         markdown = render_summary(outcome)
-        if json_path:
-            write_json(json_path, build_report(outcome))
-        if summary:
-            from gate.fileio import atomic_write
-
-            atomic_write(summary, markdown)
-        else:
-            click.echo(markdown, nl=False)
     except EvalGateError as error:
         raise BadInput(str(error)) from None
-    click.echo(
+    # The verdict stands; an output that cannot be written is a warning, not exit code 2.
+    try:
+        if json_path:
+            write_json(json_path, build_report(outcome))
+    except OutputError as error:
+        say(f"eval-gate: warning: the JSON report was not written: {error}")
+    if summary:
+        try:
+            atomic_write(summary, markdown)
+        except OutputError as error:
+            say(f"eval-gate: warning: the summary was not written: {error}")
+    else:
+        show(markdown)
+    say(
         f"eval-gate: {outcome.verdict.upper()} ({len(outcome.failed_gates)} of "
-        f"{len(outcome.gates)} gates failed)",
-        err=True,
+        f"{len(outcome.gates)} gates failed)"
     )
     sys.exit(outcome.exit_code)
 
@@ -247,10 +291,14 @@ def validate(
             table, loaded = load([path], options)
         except EvalGateError as error:
             bad += 1
-            click.echo(f"invalid: {error}", err=True)
+            say(f"invalid: {error}")
             continue
-        click.echo(
-            f"ok: {path} ({loaded[0].format}, {len(table.stimuli)} stimuli, {len(table)} trials)"
+        show(
+            log_text(
+                f"ok: {path} ({loaded[0].format}, {len(table.stimuli)} stimuli, "
+                f"{len(table)} trials)"
+            )
+            + "\n"
         )
     if bad:
         raise BadInput(f"{bad} of {len(paths)} file(s) are invalid")
