@@ -100,6 +100,15 @@ JSON_DEPTH = Limit(
     "JSON back, which the duplicate-key check does); checked before parsing, in linear time",
     None,
 )
+JSON_VALUES = Limit(
+    "JSON values",
+    25_000_000,
+    "values",
+    "numbers, strings, arrays and objects in one JSON document or line, counted before it is "
+    "parsed: each costs 30-100 bytes of memory once parsed (a 100 MiB array of zeros is 52 "
+    "million of them)",
+    "EVAL_GATE_MAX_JSON_VALUES",
+)
 INTEGER_DIGITS = Limit(
     "integer digits",
     4300,
@@ -176,6 +185,7 @@ ALL: tuple[Limit, ...] = (
     CSV_COLUMNS,
     CSV_FIELD_CHARS,
     JSON_DEPTH,
+    JSON_VALUES,
     INTEGER_DIGITS,
     XML_DEPTH,
     XML_ATTRIBUTE_CHARS,

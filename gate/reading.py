@@ -313,7 +313,7 @@ def _matches(base: str, parts: Sequence[str], entries: _Entries) -> Iterator[str
             yield from _matches(path, rest, entries)
 
 
-# -- JSON nesting ------------------------------------------------------------------------------
+# -- JSON nesting and size --------------------------------------------------------------------
 
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
@@ -341,3 +341,20 @@ def json_depth_exceeds(data: bytes | str, limit: int) -> bool:
     table[[ord("]"), ord("}")]] = -1
     depth = np.cumsum(table[steps], dtype=np.int64)
     return bool(depth.max(initial=0) > limit)
+
+
+def json_values_exceed(data: bytes | str, limit: int) -> bool:
+    """Whether the JSON text ``data`` holds more than ``limit`` values, before it is parsed.
+
+    Every value but the first follows a "," or opens an array or object, so counting those
+    bounds the number from above; only when that bound is over the limit are strings cut out
+    and the count made exact. Linear time, no parsing.
+    """
+    if len(data) <= limit:  # each value takes a byte at least
+        return False
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    if data.count(b",") + data.count(b"[") + data.count(b"{") < limit:
+        return False
+    bare = _JSON_STRING.sub(b"", data)
+    return bare.count(b",") + bare.count(b"[") + bare.count(b"{") >= limit

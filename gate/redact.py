@@ -6,8 +6,9 @@ the PR comment, report files) passes through :func:`redact` at the point where i
 :func:`gate.fileio.atomic_write`. The secrets are the values of :data:`SECRET_VARIABLES`
 (``INPUT_GITHUB_TOKEN``, ``GITHUB_TOKEN``, the runner's own tokens); each is matched raw,
 line by line when it holds several lines, URL-encoded, JSON- and repr-escaped (how an error
-message quotes a header value), percent-encoded as a workflow command writes it, and in base64
-both alone and as ``x-access-token:TOKEN`` (HTTP basic authentication, git's credential form).
+message quotes a header value), escaped as Markdown and workflow commands escape it, and in
+base64 both alone and as ``x-access-token:TOKEN`` (HTTP basic authentication, git's
+credential form).
 
 The redactor in force is the one of the environment the code runs for: the action's
 entrypoint and ``eval-gate action`` install theirs with :func:`redacting`; elsewhere it is
@@ -24,6 +25,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
+
+from gate.report.escape import md_text, workflow_property
 
 #: environment variables whose values never leave the process.
 SECRET_VARIABLES = (
@@ -62,6 +65,9 @@ def forms(secret: str) -> set[str]:
                 value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"),
                 *_b64(value),
                 *_b64(f"x-access-token:{value}"),
+                # As the sinks escape it: Markdown (ghs\_...), workflow command properties.
+                md_text(value, len(value) * 8),
+                workflow_property(value),
             }
         )
     return {form for form in found if len(form) >= MIN_SECRET_LENGTH}

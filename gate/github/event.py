@@ -11,7 +11,7 @@ from typing import Any
 from gate import limits
 from gate.errors import EvalGateError, InputError, Provenance, shorten
 from gate.github.api import GitHubApi
-from gate.reading import json_depth_exceeds, read_whole
+from gate.reading import json_depth_exceeds, json_values_exceed, read_whole
 
 _SAFE_URL = re.compile(r"https?://[^\s()<>\[\]\"'`]+")
 _REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
@@ -74,6 +74,8 @@ def read_event(path: str) -> Mapping[str, Any]:
     where = Provenance(path)
     if json_depth_exceeds(data, limits.JSON_DEPTH.value()):
         raise InputError("the event payload is nested too deep", where)
+    if json_values_exceed(data, limits.JSON_VALUES.value()):
+        raise InputError("the event payload holds too many values", where)
     try:
         loaded = json.loads(data)
     except (ValueError, RecursionError) as error:

@@ -11,7 +11,10 @@ from __future__ import annotations
 import glob
 import importlib
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import re
+import unicodedata
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gate.errors import InputError
@@ -97,8 +100,6 @@ def expand(patterns: Sequence[str]) -> list[str]:
 def input_files(*pattern_lists: Sequence[str], config: str | None = None) -> list[str]:
     """Every file the patterns name now (a pattern that names none is left out), plus the
     configuration file: what an output must not overwrite. Nothing is opened."""
-    import warnings
-
     from gate.errors import EvalGateError
 
     found: list[str] = [config] if config else []
@@ -145,4 +146,70 @@ def load(
         loaded.append(LoadedInput(path, format_name, detected))
     if not table.stimuli:
         raise InputError("no trials found in " + ", ".join(table.sources or list(patterns)))
+    for note in look_alike_names(table.stimuli):
+        warnings.warn(note, UserWarning, stacklevel=2)
     return table.finish(), loaded
+
+
+#: the report shows a name up to this many characters, and (as gate.report.escape.md_text
+#: does) runs of control characters as one space, bidirectional controls as U+FFFD.
+SHOWN_CHARACTERS = 200
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _hidden(name: str) -> str:
+    return _BIDI.sub("\ufffd", _CONTROLS.sub(" ", name))
+
+
+def _shown(name: str) -> str:
+    """What the report shows of ``name``, as far as telling names apart goes."""
+    if name.isascii() and name.isprintable() and len(name) <= SHOWN_CHARACTERS:
+        return name  # the common case, and nothing to normalise or cut
+    shown = _hidden(unicodedata.normalize("NFC", name))
+    return shown if len(shown) <= SHOWN_CHARACTERS else shown[: SHOWN_CHARACTERS - 1]
+
+
+def _around(a: str, b: str) -> str:
+    """Both names, quoted with escapes, around where they first differ."""
+    at = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    start = max(0, at - 20)
+
+    def show(name: str) -> str:
+        return (
+            ("…" if start else "")
+            + ascii(name[start : at + 20])
+            + ("…" if at + 20 < len(name) else "")
+        )
+
+    return f"{show(a)} and {show(b)}"
+
+
+def look_alike_names(keys: Iterable[tuple[str, str]], limit: int = 5) -> list[str]:
+    """Notes for stimuli of a suite whose names differ but would look the same in the report:
+    equal once Unicode-normalised (NFC and NFD spellings of "é"), equal up to where the report
+    cuts names, or differing only in control or bidirectional characters."""
+    first: dict[tuple[str, str], str] = {}
+    notes: list[str] = []
+    clashes = 0
+    for suite, name in keys:
+        shown = first.setdefault((suite, _shown(name)), name)
+        if shown == name:
+            continue
+        clashes += 1
+        if len(notes) < limit:
+            if unicodedata.normalize("NFC", shown) == unicodedata.normalize("NFC", name):
+                how = "in Unicode normalisation (NFC/NFD)"
+            elif _hidden(shown) == _hidden(name):
+                how = "in control or bidirectional characters"
+            else:
+                how = f"after character {SHOWN_CHARACTERS - 1}, where the report cuts names"
+            notes.append(
+                f"stimuli {_around(shown, name)} of suite {suite!r} look the same in the report: "
+                f"they differ only {how}"
+            )
+    if clashes > limit:
+        notes.append(f"{clashes - limit} more pair(s) of stimuli look the same in the report")
+    return notes

@@ -22,7 +22,14 @@ from typing import Any
 
 from gate import limits
 from gate.errors import InputError, Provenance
-from gate.reading import json_depth_exceeds, line_blocks, open_input, read_whole, too_large
+from gate.reading import (
+    json_depth_exceeds,
+    json_values_exceed,
+    line_blocks,
+    open_input,
+    read_whole,
+    too_large,
+)
 
 try:
     import orjson
@@ -130,20 +137,23 @@ def _refusal(error: _StrictJSONError, text: str, where: Provenance) -> InputErro
     return InputError(f"{error} ({place})", replace(where, pointer=where.pointer or at or None))
 
 
-def check_depth(data: bytes | str, where: Provenance) -> None:
-    """Refuse a text nested deeper than the limit before a recursive parser sees it."""
-    limit = limits.JSON_DEPTH.value()
-    if json_depth_exceeds(data, limit):
+def check_shape(data: bytes | str, where: Provenance) -> None:
+    """Refuse a text nested deeper or holding more values than the limits, in linear time,
+    before a (recursive, memory-hungry) parser sees it."""
+    depth = limits.JSON_DEPTH.value()
+    if json_depth_exceeds(data, depth):
         raise InputError(
-            f"arrays and objects nest more than {limit} levels deep",
+            f"arrays and objects nest more than {depth} levels deep",
             where,
             expected=limits.JSON_DEPTH.advice(),
         )
+    if json_values_exceed(data, limits.JSON_VALUES.value()):
+        raise too_large(where, limits.JSON_VALUES, None, "the number of JSON values")
 
 
 def loads(text: str, where: Provenance) -> Any:
     """Parse one JSON text; errors name ``where`` plus line/column inside the text."""
-    check_depth(text, where)
+    check_shape(text, where)
     try:
         value, end = _DECODER.raw_decode(text, _skip_space(text, 0))
     except _StrictJSONError as error:
@@ -241,8 +251,8 @@ def fast_loads_lines(lines: Sequence[bytes], raw: bytes) -> list[Any] | None:
     64 bits as a float where ``json`` keeps the int; callers that use an integer
     field check its type.
     """
-    if orjson is None:
-        return None
+    if orjson is None or json_values_exceed(raw, limits.JSON_VALUES.value()):
+        return None  # the strict reader says which line is too big
     try:
         values = list(map(orjson.loads, lines))
     except orjson.JSONDecodeError:
@@ -318,6 +328,8 @@ def jsonl_chunks(
 
 def load_bytes(data: bytes, where: Provenance) -> Any:
     """Parse one whole JSON text: orjson when certain, else the strict parser (located errors)."""
+    if json_values_exceed(data, limits.JSON_VALUES.value()):
+        raise too_large(where, limits.JSON_VALUES, None, "the number of JSON values")
     if orjson is not None:
         try:
             value = orjson.loads(data)

@@ -18,6 +18,9 @@ from gate.errors import InputError, Provenance
 from gate.reading import open_input, read_head
 
 _SNIFF_BYTES = 64 * 1024
+#: json_keys records no key deeper than this: 64 KiB of "[" must not build paths of 64K.
+_MAX_PATH = 8
+_DEEP: tuple[str, ...] = ("…",)
 _JSONL_LINES = 50
 
 #: what ``detect`` can name, for the error when nothing fits.
@@ -82,7 +85,8 @@ def json_keys(text: str, max_depth: int = 2) -> set[tuple[str, ...]]:
                 except ValueError:
                     key = None
                 path = stack[-1][1]
-                if key is not None and sum(p != "[]" for p in path) < max_depth:
+                deep = path is _DEEP
+                if key is not None and not deep and sum(p != "[]" for p in path) < max_depth:
                     keys.add((*path, key))
                 expecting_key = False
             index = end + 1
@@ -90,6 +94,8 @@ def json_keys(text: str, max_depth: int = 2) -> set[tuple[str, ...]]:
         if char in "{[":
             if not stack:
                 path = ()
+            elif stack[-1][1] is _DEEP or len(stack[-1][1]) >= _MAX_PATH:
+                path = _DEEP  # no key that deep is looked for: stop growing paths
             elif stack[-1][0] == "{":
                 path = (*stack[-1][1], key or "")
             else:

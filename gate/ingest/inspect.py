@@ -31,7 +31,7 @@ from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import load_file, pointer
 from gate.ingest.archive import Archive
-from gate.ingest.values import clip_unit, warn
+from gate.ingest.values import clip_unit, json_found, metadata_number, warn
 from gate.reading import read_head
 from gate.trials import DEFAULT_SUITE, Trial
 
@@ -129,7 +129,10 @@ def value_to_float(value: Any, where: Provenance, scorer: str) -> float:
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, int | float):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer of 400 digits: as infinite as 1e400
+            number = math.inf
     elif isinstance(value, str) and value.strip().lower() in ("yes", "true"):
         return 1.0
     elif isinstance(value, str) and value.strip().lower() in ("no", "false"):
@@ -157,25 +160,36 @@ def value_to_float(value: Any, where: Provenance, scorer: str) -> float:
     return number
 
 
-def _scorer_names(header: Mapping[str, Any], samples: Iterable[Sample]) -> list[str]:
-    names: list[str] = []
+def _named(entries: Any, where: Provenance) -> list[Any]:
+    """The names of a header's scorer list (entries without a name are not scorers)."""
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise InputError("not an array of scorers", where, found=json_found(entries))
+    return [entry.get("name") for entry in entries if isinstance(entry, Mapping)]
+
+
+def _scorer_names(path: str, header: Mapping[str, Any], samples: Iterable[Sample]) -> list[str]:
+    names: list[Any] = []
     results = header.get("results")
     if isinstance(results, Mapping):
-        names += [s["name"] for s in results.get("scores") or () if isinstance(s, Mapping)]
+        names += _named(results.get("scores"), Provenance(path, pointer="/results/scores"))
     evaluation = header.get("eval")
     if isinstance(evaluation, Mapping):
-        names += [s["name"] for s in evaluation.get("scorers") or () if isinstance(s, Mapping)]
+        names += _named(evaluation.get("scorers"), Provenance(path, pointer="/eval/scorers"))
     for sample, _ in samples:
         scores = sample.get("scores")
         if isinstance(scores, Mapping):
             names += list(scores)
-    return [n for i, n in enumerate(names) if isinstance(n, str) and n not in names[:i]]
+    # In order of appearance, each once (a dict keeps insertion order; a list search per
+    # name was quadratic in the number of samples).
+    return list(dict.fromkeys(n for n in names if isinstance(n, str)))
 
 
 def _choose_scorer(
     path: str, header: Mapping[str, Any], samples: list[Sample], options: IngestOptions
 ) -> str:
-    names = _scorer_names(header, samples)
+    names = _scorer_names(path, header, samples)
     if options.scorer is not None:
         if options.scorer not in names:
             raise InputError(
@@ -207,12 +221,12 @@ def _error_message(error: Any) -> str | None:
     return str(error) if error else None
 
 
-def _metadata(sample: Mapping[str, Any], model: Any) -> dict[str, Any]:
+def _metadata(sample: Mapping[str, Any], model: Any, where: Provenance) -> dict[str, Any]:
     metadata: dict[str, Any] = {"epoch": sample.get("epoch")}
     if isinstance(model, str):
         metadata["model"] = model
-    total_time = sample.get("total_time")
-    if isinstance(total_time, int | float) and not isinstance(total_time, bool):
+    total_time = metadata_number(sample.get("total_time"), where, "total_time")
+    if total_time is not None:
         metadata["duration_s"] = total_time
     usage = sample.get("model_usage")
     if isinstance(usage, Mapping) and usage:
@@ -276,7 +290,7 @@ def _trials(
     outside = 0
     for sample, where in samples:
         sample_id, epoch = sample["id"], sample["epoch"]
-        metadata = _metadata(sample, evaluation.get("model"))
+        metadata = _metadata(sample, evaluation.get("model"), where)
         message = _error_message(sample.get("error"))
         if message is not None:
             yield Trial(

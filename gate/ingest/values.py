@@ -133,6 +133,17 @@ def json_number(value: Any, where: Provenance, field: str) -> float:
     return _finite(number, where, field, found=json_found(value))
 
 
+def metadata_number(value: Any, where: Provenance, field: str) -> int | float | None:
+    """An optional number kept as metadata: None when it is no JSON number (metadata is
+    lenient), the value itself when it is one, an error when it is past the float range
+    (an integer of 400 digits would break every later conversion)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    json_number(value, where, field)
+    number: int | float = value
+    return number
+
+
 def json_unit_score(value: Any, where: Provenance, field: str) -> float:
     """A JSON number that must already lie in [0, 1]."""
     return _in_unit_range(json_number(value, where, field), value, where, field)
