@@ -179,7 +179,8 @@ def line_blocks(
     """
     maximum = limits.LINE_BYTES.value()
     line_number, offset = first_line, handle.tell()
-    carry = b""
+    pending: list[bytes] = []  # the start of a line longer than a block, piece by piece
+    pending_size = 0
     while True:
         try:
             block = handle.read(size)
@@ -187,20 +188,23 @@ def line_blocks(
             raise InputError(f"cannot read: {error.strerror}", Provenance(path)) from None
         if not block:
             break
-        data = carry + block if carry else block
-        cut = data.rfind(b"\n") + 1
+        cut = block.rfind(b"\n") + 1
         if cut == 0:
-            carry = data
+            pending.append(block)
+            pending_size += len(block)
         else:
-            lines = [line + b"\n" for line in data[: cut - 1].split(b"\n")]
-            carry = data[cut:]
+            data = b"".join([*pending, block[:cut]]) if pending else block[:cut]
+            lines = [line + b"\n" for line in data[:-1].split(b"\n")]
+            pending, pending_size = (
+                ([block[cut:]], len(block) - cut) if cut < len(block) else ([], 0)
+            )
             yield line_number, offset, lines
             line_number += len(lines)
-            offset += cut
-        if len(carry) > maximum:
+            offset += len(data)
+        if pending_size > maximum:
             raise too_large(Provenance(path, line_number), limits.LINE_BYTES, None, "the line")
-    if carry:
-        yield line_number, offset, [carry]
+    if pending:
+        yield line_number, offset, [b"".join(pending)]
 
 
 class _Entries:
