@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
@@ -31,6 +32,10 @@ class BadInput(click.ClickException):
 
     def __init__(self, message: str) -> None:
         super().__init__(log_text(redact(message)))
+
+
+def _show_warning(message: Warning | str, *args: Any, **kwargs: Any) -> None:
+    say(f"eval-gate: warning: {message}")
 
 
 def say(text: str) -> None:
@@ -125,6 +130,13 @@ class _Commands(click.Group):
         return sorted([*super().list_commands(ctx), *self.lazy])
 
     def invoke(self, ctx: click.Context) -> Any:
+        with warnings.catch_warnings():
+            # A warning no command collects (validate reads files outside the pipeline) is
+            # printed like every other line: redacted and escaped, not as Python shows it.
+            warnings.showwarning = _show_warning
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except EvalGateError as error:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING
@@ -254,7 +255,11 @@ def main(
     one line on stderr and exit code 2, never a traceback and never 1 (a failed gate).
     """
     env = os.environ if env is None else env
-    with redacting(env):
+    with redacting(env), warnings.catch_warnings():
+        # A warning nothing collects is logged like every other line (redacted, escaped).
+        warnings.showwarning = lambda message, *_args, **_kwargs: print(
+            "eval-gate: warning: " + log_line(str(message)), file=stderr or sys.stderr
+        )
         try:
             return _run(env, stdout=stdout, stderr=stderr, api=api, sleep=sleep)
         except Exception as error:  # see the docstring

@@ -401,6 +401,19 @@ def _named_like_a_command(folder: Path) -> Invocation:
     return cli(folder, str(path))
 
 
+def _validate_with_a_link_named_like_a_command(folder: Path) -> Invocation:
+    (folder / "d").mkdir()
+    write_jsonl(folder / "d" / "r.jsonl")
+    _link(folder / "d", "x\n::error title=pwn::y.jsonl", "/etc/hostname")  # skipped: a warning
+    return Invocation("cli", ["validate", "d"], folder)
+
+
+def _csv_field(folder: Path) -> Invocation:
+    path = folder / "field.csv"
+    path.write_text('stimulus,passed\n"' + "x" * 200_000 + '",true\n')
+    return cli(folder, str(path))
+
+
 def _csv_columns(folder: Path) -> Invocation:
     path = folder / "wide.csv"
     path.write_text("stimulus,passed," + ",".join(f"c{i}" for i in range(100_000)) + "\n")
@@ -684,6 +697,12 @@ def probes() -> list[Probe]:
         Probe("glob-through-loops", _glob_through_loops, 0, "read d/sub/results.jsonl"),
         Probe("glob-matching-a-link-to-environ", _glob_matching_environ, 2, "/proc"),
         Probe(
+            "validate-link-named-like-a-command",
+            _validate_with_a_link_named_like_a_command,
+            0,
+            "x\\n::error title=pwn::y.jsonl: skipped",
+        ),
+        Probe(
             "file-named-like-a-command",
             _named_like_a_command,
             0,
@@ -721,6 +740,12 @@ def probes() -> list[Probe]:
             "unpacks to more",
         ),
         Probe(
+            "yaml-2MiB",
+            lambda f: _config(f, "# " + "x" * (2 * MIB) + "\nversion: 1\n"),
+            2,
+            "configuration size",
+        ),
+        Probe(
             "yaml-billion-laughs",
             lambda f: _config(f, _billion_laughs_yaml()),
             2,
@@ -752,6 +777,7 @@ def probes() -> list[Probe]:
             "beyond the range",
         ),
         Probe("csv-100k-columns", _csv_columns, 2, "CSV columns"),
+        Probe("csv-200KB-field", _csv_field, 2, "field larger than field limit"),
         Probe("csv-70MiB-line", _csv_long_line, 2, "line length"),
         Probe("jsonl-70MiB-line", _jsonl_long_line, 2, "line length"),
         Probe("junit-50MB-attribute", _junit_attribute, 2, "XML attribute"),
