@@ -14,7 +14,7 @@ import os
 import re
 import unicodedata
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gate.errors import InputError
@@ -162,10 +162,13 @@ def _hidden(name: str) -> str:
     return _BIDI.sub("\ufffd", _CONTROLS.sub(" ", name))
 
 
+def _plain(name: str) -> bool:
+    """Shown as it is: nothing to normalise, hide or cut (nearly every name)."""
+    return name.isascii() and name.isprintable() and len(name) <= SHOWN_CHARACTERS
+
+
 def _shown(name: str) -> str:
     """What the report shows of ``name``, as far as telling names apart goes."""
-    if name.isascii() and name.isprintable() and len(name) <= SHOWN_CHARACTERS:
-        return name  # the common case, and nothing to normalise or cut
     shown = _hidden(unicodedata.normalize("NFC", name))
     return shown if len(shown) <= SHOWN_CHARACTERS else shown[: SHOWN_CHARACTERS - 1]
 
@@ -187,29 +190,39 @@ def _around(a: str, b: str) -> str:
     return f"{show(a)} and {show(b)}"
 
 
-def look_alike_names(keys: Iterable[tuple[str, str]], limit: int = 5) -> list[str]:
+def look_alike_names(keys: Collection[tuple[str, str]], limit: int = 5) -> list[str]:
     """Notes for stimuli of a suite whose names differ but would look the same in the report:
     equal once Unicode-normalised (NFC and NFD spellings of "é"), equal up to where the report
-    cuts names, or differing only in control or bidirectional characters."""
-    first: dict[tuple[str, str], str] = {}
-    notes: list[str] = []
-    clashes = 0
+    cuts names, or differing only in control or bidirectional characters.
+
+    Only names that are not plain (:func:`_plain`) are remembered, so a million ordinary
+    names cost two passes and no table of them.
+    """
+    odd: dict[tuple[str, str], str] = {}
+    pairs: list[tuple[str, str, str]] = []
     for suite, name in keys:
-        shown = first.setdefault((suite, _shown(name)), name)
-        if shown == name:
-            continue
-        clashes += 1
-        if len(notes) < limit:
-            if unicodedata.normalize("NFC", shown) == unicodedata.normalize("NFC", name):
-                how = "in Unicode normalisation (NFC/NFD)"
-            elif _hidden(shown) == _hidden(name):
-                how = "in control or bidirectional characters"
-            else:
-                how = f"after character {SHOWN_CHARACTERS - 1}, where the report cuts names"
-            notes.append(
-                f"stimuli {_around(shown, name)} of suite {suite!r} look the same in the report: "
-                f"they differ only {how}"
-            )
-    if clashes > limit:
-        notes.append(f"{clashes - limit} more pair(s) of stimuli look the same in the report")
+        if not _plain(name):
+            first = odd.setdefault((suite, _shown(name)), name)
+            if first != name:
+                pairs.append((suite, first, name))
+    if odd:
+        pairs.extend(
+            (suite, name, odd[(suite, name)])
+            for suite, name in keys
+            if _plain(name) and (suite, name) in odd
+        )
+    notes = []
+    for suite, first, name in pairs[:limit]:
+        if unicodedata.normalize("NFC", first) == unicodedata.normalize("NFC", name):
+            how = "in Unicode normalisation (NFC/NFD)"
+        elif _hidden(first) == _hidden(name):
+            how = "in control or bidirectional characters"
+        else:
+            how = f"after character {SHOWN_CHARACTERS - 1}, where the report cuts names"
+        notes.append(
+            f"stimuli {_around(first, name)} of suite {suite!r} look the same in the report: "
+            f"they differ only {how}"
+        )
+    if len(pairs) > limit:
+        notes.append(f"{len(pairs) - limit} more pair(s) of stimuli look the same in the report")
     return notes

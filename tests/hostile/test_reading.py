@@ -172,6 +172,6 @@ def test_names_that_look_the_same_in_the_report_are_noted() -> None:
         "differ only in Unicode normalisation (NFC/NFD)",
         "stimuli …'xxxxxxxxxxxxxxxxxxxxA' and …'xxxxxxxxxxxxxxxxxxxxB' of suite 's' look the same "
         "in the report: they differ only after character 199, where the report cuts names",
-        "stimuli 'a\\nb' and 'a b' of suite 's' look the same in the report: they differ only "
+        "stimuli 'a b' and 'a\\nb' of suite 's' look the same in the report: they differ only "
         "in control or bidirectional characters",
     ]
