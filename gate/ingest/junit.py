@@ -25,6 +25,7 @@ repeat index, then in the order attempts were written.
 
 from __future__ import annotations
 
+import math
 import re
 import xml.parsers.expat
 from collections import defaultdict
@@ -331,7 +332,9 @@ def _hint_flakefinder(path: str, cases: list[_Case]) -> None:
 
 
 def _seconds(value: str | None) -> float | None:
+    """A testcase's time attribute in seconds; None when absent or not a finite number."""
     try:
-        return float(value) if value is not None else None
+        seconds = float(value) if value is not None else None
     except ValueError:
         return None
+    return seconds if seconds is not None and math.isfinite(seconds) else None
