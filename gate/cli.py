@@ -1,20 +1,27 @@
 """The ``eval-gate`` command line: a thin shell over :mod:`gate.pipeline`.
 
 Exit codes: 0 every gate passed, 1 a gate failed, 2 bad input, configuration or usage,
-3 inconclusive (the data cannot decide yet; ``--on-inconclusive`` maps it to 0 or 1).
+3 inconclusive (the data cannot decide yet; ``--on-inconclusive`` maps it to 0 or 1). An
+exception nobody expected is a bug: one line on stderr and exit code 2, never a traceback and
+never 1. Every line this command prints passes :func:`gate.redact.redact`; lines on stderr,
+which quote file names, also :func:`gate.report.escape.log_text`.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import click
 
 from gate import __version__
-from gate.errors import EvalGateError
+from gate.errors import EvalGateError, OutputError, describe_unexpected
 from gate.ingest import FORMAT_MODULES, IngestOptions
+from gate.redact import redact
+from gate.report.escape import log_text, safe_text
 
 if TYPE_CHECKING:
     from gate.config import GateConfig
@@ -26,6 +33,24 @@ class BadInput(click.ClickException):
     """Bad input, configuration or usage: exit code 2, one clear line, no traceback."""
 
     exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(log_text(redact(message)))
+
+
+def _show_warning(message: Warning | str, *args: Any, **kwargs: Any) -> None:
+    say(f"eval-gate: warning: {message}")
+
+
+def say(text: str) -> None:
+    """One line on stderr: redacted, and escaped so that no file name can start a new line
+    (``x\n::error::`` would be a workflow command in a CI log)."""
+    click.echo(log_text(redact(text)), err=True)
+
+
+def show(text: str) -> None:
+    """Text (the Markdown summary, listings) on stdout: redacted, writable whatever it holds."""
+    click.echo(safe_text(redact(text)), nl=False)
 
 
 def _parse_map(text: str | None) -> dict[str, str]:
@@ -171,6 +196,23 @@ class _Commands(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.lazy])
 
+    def invoke(self, ctx: click.Context) -> Any:
+        with warnings.catch_warnings():
+            # A warning no command collects (validate reads files outside the pipeline) is
+            # printed like every other line: redacted and escaped, not as Python shows it.
+            warnings.showwarning = _show_warning
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EvalGateError as error:
+            raise BadInput(str(error)) from None
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as error:  # a bug: one line and exit 2; 1 means "a gate failed"
+            raise BadInput(describe_unexpected(error)) from None
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy:
             import importlib
@@ -228,6 +270,9 @@ def check(
     Exit 0 when every gate passes, 1 when one fails, 2 on bad input or config,
     3 when the data cannot decide a gate yet (inconclusive).
     """
+    from gate.config import DEFAULT_CONFIG_FILE
+    from gate.fileio import atomic_write, refuse_overwriting
+    from gate.ingest import input_files
     from gate.pipeline import request_from_options, run_check
     from gate.report.json_report import build_report, dumps, write_json
     from gate.report.markdown import render_summary
@@ -238,6 +283,16 @@ def check(
             "--json - and --summary - would both write to stdout; send one of them to a file"
         )
     try:
+        if json_path or summary:
+            # Before anything is read: the report must never replace what it reports on.
+            default = DEFAULT_CONFIG_FILE if os.path.exists(DEFAULT_CONFIG_FILE) else None
+            refuse_overwriting(
+                {
+                    "--json": None if json_to_stdout else json_path,
+                    "--summary": None if summary == "-" else summary,
+                },
+                input_files(results, baseline, config=config or default),
+            )
         request = request_from_options(
             results,
             config=config,
@@ -250,26 +305,30 @@ def check(
         outcome = run_check(request)
         for loaded in outcome.inputs:
             how = "detected" if loaded.detected else "given"
-            click.echo(f"eval-gate: read {loaded.path} as {loaded.format} ({how})", err=True)
+            say(f"eval-gate: read {loaded.path} as {loaded.format} ({how})")
         markdown = render_summary(outcome)
-        if json_path and not json_to_stdout:
-            write_json(json_path, build_report(outcome))
-        if summary and summary != "-":
-            from gate.fileio import atomic_write
-
-            atomic_write(summary, markdown)
-        # stdout carries one document, so that it can be piped: the JSON report or the Markdown.
-        if json_to_stdout:
-            click.echo(dumps(build_report(outcome)), nl=False)
-        elif not summary or summary == "-":
-            click.echo(markdown, nl=False)
     except EvalGateError as error:
         raise BadInput(str(error)) from None
-    click.echo(
+    # The verdict stands; an output that cannot be written is a warning, not exit code 2.
+    if json_path and not json_to_stdout:
+        try:
+            write_json(json_path, build_report(outcome))
+        except OutputError as error:
+            say(f"eval-gate: warning: the JSON report was not written: {error}")
+    if summary and summary != "-":
+        try:
+            atomic_write(summary, markdown)
+        except OutputError as error:
+            say(f"eval-gate: warning: the summary was not written: {error}")
+    # stdout carries one document, so that it can be piped: the JSON report or the Markdown.
+    if json_to_stdout:
+        show(dumps(build_report(outcome)))
+    elif not summary or summary == "-":
+        show(markdown)
+    say(
         f"eval-gate: {outcome.verdict.upper()} ({len(outcome.failed_gates)} failed, "
         f"{len(outcome.inconclusive_gates)} inconclusive, of {len(outcome.gates)} gates); "
-        f"exit code {outcome.exit_code}",
-        err=True,
+        f"exit code {outcome.exit_code}"
     )
     sys.exit(outcome.exit_code)
 
@@ -427,10 +486,14 @@ def validate(
             table, loaded = load([path], options)
         except EvalGateError as error:
             bad += 1
-            click.echo(f"invalid: {error}", err=True)
+            say(f"invalid: {error}")
             continue
-        click.echo(
-            f"ok: {path} ({loaded[0].format}, {len(table.stimuli)} stimuli, {len(table)} trials)"
+        show(
+            log_text(
+                f"ok: {path} ({loaded[0].format}, {len(table.stimuli)} stimuli, "
+                f"{len(table)} trials)"
+            )
+            + "\n"
         )
     if bad:
         checked = len(paths) + (config is not None)

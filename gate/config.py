@@ -5,14 +5,15 @@ from __future__ import annotations
 import math
 import os
 import re
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import yaml
 
-from gate.errors import ConfigError, InputError, Provenance
+from gate import limits
+from gate.errors import ConfigError, InputError, Provenance, shorten
+from gate.reading import read_whole
 from gate.schemas import validate
 
 DEFAULT_CONFIG_FILE = ".eval-gate.yml"
@@ -117,7 +118,13 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[
     seen: set[Any] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node)
-        if key in seen:
+        try:
+            again = key in seen
+        except TypeError:  # a list or a mapping as a key
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a {type(key).__name__} as a mapping key", key_node.start_mark
+            ) from None
+        if again:
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key {key!r}", key_node.start_mark
             )
@@ -128,40 +135,94 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-#: a configuration is a few hundred bytes; reading stops well past any real one.
-MAX_CONFIG_BYTES = 1 << 20
+def _check_shape(text: str, path: str) -> None:
+    """Refuse a document nested too deep or too big once its aliases are expanded, from the
+    parser's events (no recursion), before any node of it is built.
+
+    Aliases are where a YAML file of a few hundred bytes becomes billions of values ("billion
+    laughs"): each alias counts as the whole node it repeats.
+    """
+    depth_limit = limits.CONFIG_DEPTH.value()
+    node_limit = limits.CONFIG_NODES.value()
+    sizes: dict[str, int] = {}  # anchor → nodes it stands for
+    open_nodes: list[tuple[str | None, int]] = []  # collections being read: anchor, count before
+    total = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        mark = getattr(event, "start_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else path
+        if isinstance(event, yaml.AliasEvent):
+            if event.anchor not in sizes:
+                raise ConfigError(f"{where}: alias *{event.anchor} inside its own anchor")
+            total += sizes[event.anchor]
+        elif isinstance(event, yaml.ScalarEvent):
+            total += 1
+            if event.anchor:
+                sizes[event.anchor] = 1
+        elif isinstance(event, yaml.CollectionStartEvent):
+            total += 1
+            open_nodes.append((event.anchor, total - 1))
+            if len(open_nodes) > depth_limit:
+                raise ConfigError(
+                    f"{where}: mappings and lists nest more than {depth_limit} levels deep"
+                )
+        elif isinstance(event, yaml.CollectionEndEvent) and open_nodes:
+            anchor, before = open_nodes.pop()
+            if anchor:
+                sizes[anchor] = total - before
+        if total > node_limit:
+            raise ConfigError(
+                f"{where}: the configuration holds more than {node_limit:,} values once its "
+                "aliases are expanded"
+            )
+
+
+def _check_values(value: Any, path: str, at: str = "") -> None:
+    """Mapping keys are strings; integers fit in a float (every number becomes one)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ConfigError(
+                    f"{path} at {at or '/'}: the key {shorten(repr(key), 60)} is not a string"
+                )
+            _check_values(item, path, f"{at}/{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_values(item, path, f"{at}/{index}")
+    elif isinstance(value, int) and not isinstance(value, bool):
+        try:
+            float(value)
+        except OverflowError:
+            raise ConfigError(
+                f"{path} at {at or '/'}: the integer is beyond the range of a number"
+            ) from None
 
 
 def read_config_file(path: str) -> dict[str, Any]:
-    """The configuration file as a schema-valid mapping; :class:`ConfigError` says what is wrong.
-
-    Only a regular file is read (a FIFO would block, a device never end), at most
-    :data:`MAX_CONFIG_BYTES`, as UTF-8.
-    """
+    """The YAML configuration at ``path``: read through :mod:`gate.reading` (a regular file,
+    at most 1 MiB), UTF-8, bounded in depth and size before it is built, then schema-checked."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise ConfigError(f"{path}: the configuration is not a regular file")
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read the configuration: {error.strerror}") from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: the configuration is larger than {MAX_CONFIG_BYTES} bytes")
+        raw = read_whole(path, limits.CONFIG_BYTES)
+    except InputError as error:
+        raise ConfigError(f"cannot read the configuration: {error}") from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as error:
         raise ConfigError(
-            f"{path}: not UTF-8: byte {error.start} is {raw[error.start]:#04x}"
+            f"{path}: the configuration is not UTF-8 text ({error.reason} at byte {error.start})"
         ) from None
     try:
+        _check_shape(text, path)
         data = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else path
         problem = getattr(error, "problem", None) or str(error)
-        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
+        raise ConfigError(f"{where}: not valid YAML: {shorten(problem)}") from None
+    except (ValueError, OverflowError) as error:  # an integer of 5,000 digits, for one
+        raise ConfigError(f"{path}: not valid YAML: {shorten(str(error))}") from None
     if data is None:
         return {}
+    _check_values(data, path)
     try:
         validate(data, "config", Provenance(path))
     except InputError as error:

@@ -4,6 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: characters of an input an error message may quote (a value, the columns found): a
+#: message must stay one readable line whatever the file holds.
+QUOTED_CHARS = 300
+
+
+def shorten(text: str, limit: int = QUOTED_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, marked with an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 @dataclass(frozen=True, slots=True)
 class Provenance:
@@ -42,13 +51,36 @@ class InputError(EvalGateError):
         self.where = where
         self.expected = expected
         self.found = found
+        # Messages, expectations and findings may quote the input (a CSV header of 100,000
+        # columns, a value of a megabyte): each is shortened.
+        message = shorten(message, 2 * QUOTED_CHARS)
         parts = [f"{where}: {message}" if where else message]
         if expected is not None:
-            parts.append(f"expected {expected}")
+            parts.append(f"expected {shorten(expected)}")
         if found is not None:
-            parts.append(f"found {found}")
+            parts.append(f"found {shorten(found)}")
         super().__init__("; ".join(parts))
 
 
 class ConfigError(EvalGateError):
     """The gate configuration is invalid or cannot be evaluated on these results."""
+
+
+class OutputError(EvalGateError):
+    """An output file cannot be written. Callers that have a verdict keep it and warn."""
+
+
+def describe_unexpected(error: BaseException) -> str:
+    """One line for an exception nobody expected: exit code 2, never 1 (a failed gate)."""
+    if isinstance(error, MemoryError):
+        return (
+            "out of memory: the input needs more memory than this machine has "
+            "(the limits in docs/limits.md bound how much one file may take)"
+        )
+    if isinstance(error, RecursionError):
+        return "internal error: an input nested too deep for a recursive step (a bug)"
+    said = shorten(str(error), 200)
+    return (
+        f"internal error ({type(error).__name__}{': ' + said if said else ''}); this is a bug "
+        "in eval-gate, please report it"
+    )

@@ -1,12 +1,20 @@
-"""Output files are written whole or not at all."""
+"""Output files are written whole or not at all, redacted, and never over an input.
+
+Text is written as UTF-8 with lone surrogates (which JSON can spell and UTF-8 cannot hold) as
+backslash escapes: ``\\ud800`` in a JSON string is the same character again, and elsewhere it
+is at least visible. A path that cannot be written raises :class:`~gate.errors.OutputError`,
+which a command that already has a verdict turns into a warning.
+"""
 
 from __future__ import annotations
 
 import os
 import stat
 import tempfile
+from collections.abc import Iterable, Mapping
 
-from gate.errors import EvalGateError
+from gate.errors import EvalGateError, OutputError
+from gate.redact import redact
 
 
 def _current_umask() -> int:
@@ -16,22 +24,26 @@ def _current_umask() -> int:
 
 
 def atomic_write(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder and an atomic rename.
+    """Write ``text`` (redacted) to ``path`` via a temporary file in the same folder and an
+    atomic rename.
 
     A path that is not a regular file (``/dev/null``, ``/dev/stdout``, a named pipe) is
     written in place: renaming over it would replace the device with a file. A new file
     gets the mode the umask gives (not mkstemp's 0600); an existing one keeps its mode.
     """
+    text = redact(text)
     try:
         existing = os.stat(path)
     except OSError:
         existing = None
     if existing is not None and not stat.S_ISREG(existing.st_mode):
         try:
-            with open(path, "w", encoding="utf-8", newline="\n") as handle:
+            with open(
+                path, "w", encoding="utf-8", errors="backslashreplace", newline="\n"
+            ) as handle:
                 handle.write(text)
         except OSError as error:
-            raise EvalGateError(f"{path}: cannot write: {error.strerror}") from None
+            raise OutputError(f"{path}: cannot write: {error.strerror}") from None
         return
     mode = stat.S_IMODE(existing.st_mode) if existing else 0o666 & ~_current_umask()
     folder = os.path.dirname(os.path.abspath(path))
@@ -39,15 +51,38 @@ def atomic_write(path: str, text: str) -> None:
         os.makedirs(folder, exist_ok=True)
         fd, temporary = tempfile.mkstemp(prefix=".eval-gate-", dir=folder)
     except OSError as error:
-        raise EvalGateError(f"{path}: cannot write: {error.strerror}") from None
+        raise OutputError(f"{path}: cannot write: {error.strerror}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+        with os.fdopen(
+            fd, "w", encoding="utf-8", errors="backslashreplace", newline="\n"
+        ) as handle:
             handle.write(text)
         os.chmod(temporary, mode)
         os.replace(temporary, path)
     except OSError as error:
         os.unlink(temporary)
-        raise EvalGateError(f"{path}: cannot write: {error.strerror}") from None
+        raise OutputError(f"{path}: cannot write: {error.strerror}") from None
     except BaseException:
         os.unlink(temporary)
         raise
+
+
+def refuse_overwriting(outputs: Mapping[str, str | None], inputs: Iterable[str]) -> None:
+    """Refuse (exit code 2, before anything is read) an output path that is one of ``inputs``.
+
+    ``outputs`` maps how each output was named (``--json``, ``input report``) to its path;
+    paths are compared by their real paths, so a link or ``./`` changes nothing. Writing the
+    report over ``results.jsonl`` would destroy the evidence it was computed from.
+    """
+    real_inputs: dict[str, str] = {}
+    for path in inputs:
+        real_inputs.setdefault(os.path.realpath(path), path)
+    for option, output in outputs.items():
+        if not output:
+            continue
+        clash = real_inputs.get(os.path.realpath(output))
+        if clash is not None:
+            raise EvalGateError(
+                f"{option} {output} is also an input of this check ({clash}); refusing to "
+                "overwrite it: write the report elsewhere"
+            )

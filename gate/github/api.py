@@ -3,16 +3,23 @@
 It does what a CI step needs and no more: JSON requests with a timeout each; bounded retries
 on 5xx, network errors, 429 and secondary rate limits, honouring ``Retry-After`` and
 ``x-ratelimit-reset`` but never waiting longer than a cap; ``Link: <...>; rel="next"``
-pagination. The token travels only in the ``Authorization`` header, only to the API's own
-origin (redirects are not followed, a ``next`` link elsewhere is not followed), and appears in
-no repr, log line or exception.
+pagination. One deadline bounds everything a client does (connecting, sending, every read,
+retries and waits): a per-read timeout alone never fires on a server that drips one byte
+every half second, so every socket operation is given only the time left. The token travels
+only in the ``Authorization`` header, only to the API's own origin (redirects are not
+followed, a ``next`` link elsewhere is not followed), and appears in no repr, log line or
+exception.
 """
 
 from __future__ import annotations
 
 import email.utils
+import functools
+import http.client
+import io
 import json
 import re
+import socket
 import time
 import urllib.error
 import urllib.parse
@@ -21,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gate import __version__
+from gate import __version__, limits
 from gate.github.inputs import Secret
 
 #: HTTP methods whose repetition does no harm; a POST is retried only when GitHub says it was
@@ -71,6 +78,95 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
+class _DeadlineSocket:
+    """A connected socket whose every send and receive must end before the deadline."""
+
+    def __init__(self, sock: socket.socket, remaining: Callable[[], float], timeout: Any) -> None:
+        self._sock = sock
+        self._remaining = remaining
+        self._timeout = timeout if isinstance(timeout, int | float) else None
+        # As socket.socket does: close() waits for the readers makefile() handed out.
+        self._readers = 0
+        self._closed = False
+
+    def _arm(self) -> None:
+        left = self._remaining()
+        if left <= 0:
+            raise TimeoutError("the deadline for GitHub API calls has passed")
+        self._sock.settimeout(left if self._timeout is None else min(left, self._timeout))
+
+    def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
+        self._arm()
+        return self._sock.recv_into(buffer, nbytes, flags)
+
+    def recv(self, size: int, flags: int = 0) -> bytes:
+        self._arm()
+        return self._sock.recv(size, flags)
+
+    def sendall(self, data: Any, flags: int = 0) -> None:
+        self._arm()
+        self._sock.sendall(data, flags)
+
+    def makefile(self, mode: str = "r", *args: Any, **kwargs: Any) -> io.BufferedReader:
+        # http.client reads responses through makefile("rb"): a reader over this object, so
+        # that each of its reads is armed too.
+        self._readers += 1
+        return io.BufferedReader(socket.SocketIO(self, "rb"))  # type: ignore[arg-type]
+
+    def _decref_socketios(self) -> None:  # SocketIO.close calls it
+        self._readers -= 1
+        if self._closed and self._readers <= 0:
+            self._sock.close()
+
+    def close(self) -> None:
+        self._closed = True
+        if self._readers <= 0:
+            self._sock.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+class _DeadlineConnection(http.client.HTTPConnection):
+    def __init__(self, *args: Any, remaining: Callable[[], float], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._remaining = remaining
+
+    def connect(self) -> None:
+        super().connect()
+        self.sock = _DeadlineSocket(self.sock, self._remaining, self.timeout)
+
+
+class _DeadlineHTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, *args: Any, remaining: Callable[[], float], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._remaining = remaining
+
+    def connect(self) -> None:
+        super().connect()  # TCP, then TLS: the deadline wraps what http.client talks to
+        self.sock = _DeadlineSocket(self.sock, self._remaining, self.timeout)
+
+
+class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, remaining: Callable[[], float]) -> None:
+        super().__init__()
+        self._remaining = remaining
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        connection = functools.partial(_DeadlineConnection, remaining=self._remaining)
+        return self.do_open(connection, req)
+
+
+class _DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, remaining: Callable[[], float]) -> None:
+        super().__init__()
+        self._remaining = remaining
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        connection = functools.partial(_DeadlineHTTPSConnection, remaining=self._remaining)
+        return self.do_open(connection, req)
+
+
 def _is_rate_limit_message(message: str) -> bool:
     return "rate limit" in message.lower()
 
@@ -96,10 +192,17 @@ class GitHubApi:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
         log: Callable[[str], None] | None = None,
+        deadline: float | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``deadline``: seconds all calls of this client may take together (retries and waits
+        included), from now; default ``EVAL_GATE_API_DEADLINE_SECONDS`` (300)."""
         parsed = urllib.parse.urlsplit(api_url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise ValueError(f"GITHUB_API_URL {api_url!r} is not an http(s) URL")
+        if any(ord(char) < 0x20 or ord(char) == 0x7F for char in token.reveal()):
+            # http.client would quote the header, token included, in its error.
+            raise ValueError("the token holds a line break or another control character")
         self.api_url = api_url.rstrip("/")
         self._origin = (parsed.scheme, parsed.netloc)
         self._token = token
@@ -110,7 +213,25 @@ class GitHubApi:
         self._sleep = sleep
         self._clock = clock
         self._log = log or (lambda _line: None)
-        self._opener = urllib.request.build_opener(_NoRedirect)
+        self.deadline = deadline if deadline is not None else limits.API_DEADLINE_SECONDS.value()
+        self._monotonic = monotonic
+        self._ends = monotonic() + self.deadline
+        self._opener = urllib.request.build_opener(
+            _NoRedirect, _DeadlineHTTPHandler(self.remaining), _DeadlineHTTPSHandler(self.remaining)
+        )
+
+    def remaining(self) -> float:
+        """Seconds left before the deadline."""
+        return self._ends - self._monotonic()
+
+    def _past_deadline(self, method: str, shown: str) -> ApiError:
+        return ApiError(
+            method,
+            shown,
+            None,
+            f"gave up: the GitHub API calls of this step may take {self.deadline:.0f} s "
+            "together (EVAL_GATE_API_DEADLINE_SECONDS)",
+        )
 
     def __repr__(self) -> str:
         return f"GitHubApi({self.api_url!r})"
@@ -144,12 +265,21 @@ class GitHubApi:
         waited = 0.0
         for attempt in range(1, self.max_attempts + 1):
             last = attempt == self.max_attempts
+            if self.remaining() <= 0:
+                raise self._past_deadline(method, shown)
             try:
                 response = self._send(method, url, payload)
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
+            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as error:
+                if self.remaining() <= 0:
+                    raise self._past_deadline(method, shown) from None
                 reason = getattr(error, "reason", error)
                 backoff = self._backoff(attempt)
-                if method not in IDEMPOTENT or last or waited + backoff > self.max_total_wait:
+                if (
+                    method not in IDEMPOTENT
+                    or last
+                    or waited + backoff > self.max_total_wait
+                    or backoff >= self.remaining()
+                ):
                     raise ApiError(method, shown, None, f"network error: {reason}") from None
                 waited += self._wait(backoff, f"{method} {shown}: network error: {reason}")
                 continue
@@ -159,7 +289,8 @@ class GitHubApi:
             wait = self._retry_wait(method, response, attempt, message)
             if wait is None or last:
                 raise ApiError(method, shown, response.status, message)
-            if wait > self.max_wait or waited + wait > self.max_total_wait:
+            too_long = wait > self.max_wait or waited + wait > self.max_total_wait
+            if too_long or wait >= self.remaining():
                 raise ApiError(
                     method,
                     shown,
@@ -180,12 +311,16 @@ class GitHubApi:
         if payload is not None:
             headers["Content-Type"] = "application/json"
         request = urllib.request.Request(url, data=payload, method=method, headers=headers)
+        timeout = max(0.001, min(self.timeout, self.remaining()))
+        limit = limits.API_RESPONSE_BYTES.value()
         try:
-            with self._opener.open(request, timeout=self.timeout) as raw:
-                return Response(raw.status, dict(raw.headers.items()), _json(raw.read()))
+            with self._opener.open(request, timeout=timeout) as raw:
+                return Response(raw.status, dict(raw.headers.items()), _json(raw.read(limit + 1)))
         except urllib.error.HTTPError as error:
             with error:
-                return Response(error.code, dict(error.headers.items()), _json(error.read()))
+                return Response(
+                    error.code, dict(error.headers.items()), _json(error.read(limit + 1))
+                )
 
     # -- retry policy -----------------------------------------------------------------------
 
@@ -267,7 +402,7 @@ def _retry_after_seconds(value: str | None, now: float) -> float | None:
 
 
 def _json(raw: bytes) -> Any:
-    if not raw:
+    if not raw or len(raw) > limits.API_RESPONSE_BYTES.value():  # empty, or cut off: no JSON
         return None
     try:
         return json.loads(raw)

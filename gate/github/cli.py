@@ -16,9 +16,12 @@ from typing import TYPE_CHECKING
 
 import click
 
+from gate.fileio import atomic_write
 from gate.github.entrypoint import Evaluation, evaluate, main
 from gate.github.inputs import INPUT_DEFAULTS, env_name
 from gate.github.runner import annotation_commands
+from gate.redact import redact, redacting
+from gate.report.escape import log_text, safe_text
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -123,20 +126,36 @@ def action_command(
         raise click.UsageError("--html needs --dry-run")
     if not dry_run:
         sys.exit(main(env))
-    evaluation = evaluate(env, write_report=False)
-    click.echo("==> job summary\n")
-    click.echo(evaluation.summary)
-    click.echo("==> annotations\n")
-    for command in annotation_commands(evaluation.annotations):
-        click.echo(command)
-    click.echo("\n==> outputs\n")
-    for name, value in evaluation.outputs.items():
-        click.echo(f"{name}={value}")
-    click.echo(f"\n==> pull request comment: {_comment_plan(evaluation)}\n")
-    if evaluation.comment is not None:
-        click.echo(evaluation.comment.text)
+    with redacting(env):
+        code = _dry_run(env, html_path)
+    sys.exit(code)
+
+
+def _dry_run(env: dict[str, str], html_path: str | None) -> int:
+    """Print what the action would publish, redacted as the action redacts it."""
+
+    def echo(text: str = "") -> None:
+        click.echo(safe_text(redact(text)))
+
     if html_path:
-        with open(html_path, "w", encoding="utf-8") as handle:
-            handle.write(preview_html(evaluation))
-        click.echo(f"eval-gate: preview written to {html_path}", err=True)
-    sys.exit(evaluation.exit_code)
+        from gate.fileio import refuse_overwriting
+        from gate.ingest import input_files
+
+        given = [env.get(env_name(name), "").splitlines() for name in ("results", "baseline")]
+        refuse_overwriting({"--html": html_path}, input_files(*given))
+    evaluation = evaluate(env, write_report=False)
+    echo("==> job summary\n")
+    echo(evaluation.summary)
+    echo("==> annotations\n")
+    for command in annotation_commands(evaluation.annotations):
+        echo(command)
+    echo("\n==> outputs\n")
+    for name, value in evaluation.outputs.items():
+        echo(f"{name}={log_text(value)}")
+    echo(f"\n==> pull request comment: {_comment_plan(evaluation)}\n")
+    if evaluation.comment is not None:
+        echo(evaluation.comment.text)
+    if html_path:
+        atomic_write(html_path, preview_html(evaluation))
+        click.echo(log_text(redact(f"eval-gate: preview written to {html_path}")), err=True)
+    return evaluation.exit_code

@@ -29,6 +29,7 @@ from gate.github.api import ApiError, GitHubApi
 from gate.github.event import PullRequest
 from gate.github.inputs import CommentMode
 from gate.github.trim import trim_markdown, utf16_units
+from gate.redact import redact
 from gate.report.escape import html_comment_text, md_text
 
 #: GitHub refuses a comment body longer than this.
@@ -71,7 +72,9 @@ def parse_marker(body: str) -> tuple[str, str] | None:
 
 
 def build_comment_body(summary_markdown: str, comment_id: str, run_url: str | None) -> CommentBody:
-    """Marker, the job summary (trimmed to fit 65,536 characters) and a footer linking the run."""
+    """Marker, the job summary (redacted, trimmed to fit 65,536 characters) and a footer
+    linking the run."""
+    summary_markdown = redact(summary_markdown)
     digest = results_digest(summary_markdown)
     head = marker(comment_id, digest) + "\n"
     links = [f"[workflow run]({run_url})"] if run_url else []

@@ -16,11 +16,13 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING
 
-from gate.errors import EvalGateError
+from gate.errors import EvalGateError, OutputError, describe_unexpected
+from gate.fileio import refuse_overwriting
 from gate.github.api import ApiError, GitHubApi
 from gate.github.comment import (
     CommentBody,
@@ -32,14 +34,17 @@ from gate.github.comment import (
 from gate.github.event import RunContext, context_from_env, find_pull_request
 from gate.github.inputs import ActionInputs, read_inputs
 from gate.github.runner import (
+    annotation_command,
     annotation_commands,
     append_summary,
     log_line,
     ranked_with,
     write_outputs,
 )
+from gate.reading import confined_to
+from gate.redact import redact, redacting
 from gate.report.annotations import Annotation, build_annotations
-from gate.report.escape import md_text
+from gate.report.escape import md_text, safe_text
 
 if TYPE_CHECKING:
     from gate.ingest import IngestOptions
@@ -126,19 +131,31 @@ def check_request(inputs: ActionInputs) -> CheckRequest:
 
 def evaluate(env: Mapping[str, str], *, write_report: bool = True) -> Evaluation:
     """Read inputs and results, run the pipeline and build everything that will be published."""
+    from gate.ingest import input_files
     from gate.pipeline import run_check
     from gate.report.json_report import build_report, write_json
     from gate.report.markdown import render_summary
 
     context = context_from_env(env)
     inputs: ActionInputs | None = None
+    report_problem = None
     try:
         inputs = read_inputs(env)
-        outcome = run_check(check_request(inputs))
+        # Only files inside the workspace are read (gate.reading), and the report is never
+        # written over one of them.
+        with confined_to(env.get("GITHUB_WORKSPACE") or os.getcwd()):
+            refuse_overwriting(
+                {"input report": inputs.report},
+                input_files(inputs.results, inputs.baseline, config=_config_file(inputs)),
+            )
+            outcome = run_check(check_request(inputs))
         if write_report:
-            write_json(inputs.report, build_report(outcome))
-    except EvalGateError as error:
-        message = str(error)
+            try:
+                write_json(inputs.report, build_report(outcome))
+            except OutputError as error:  # the verdict stands; the report is missing
+                report_problem = str(error)
+    except Exception as error:  # a bug is an error (exit 2), never a crash
+        message = str(error) if isinstance(error, EvalGateError) else describe_unexpected(error)
         return Evaluation(
             inputs,
             context,
@@ -151,18 +168,31 @@ def evaluate(env: Mapping[str, str], *, write_report: bool = True) -> Evaluation
     summary = render_summary(outcome)
     outputs = {name: "" for name in OUTPUT_NAMES}
     outputs.update({name: str(value) for name, value in outcome.headline().items()})
-    outputs["report"] = inputs.report if write_report else ""
+    outputs["report"] = inputs.report if write_report and report_problem is None else ""
+    annotations = build_annotations(outcome)
+    if report_problem is not None:
+        annotations = ranked_with(
+            annotations, Annotation("warning", "eval-gate: no JSON report", report_problem)
+        )
     return Evaluation(
         inputs,
         context,
         outcome.verdict,
         _exit_code(outcome.exit_code, inputs),
         summary,
-        build_annotations(outcome),
+        annotations,
         outputs,
         outcome,
         build_comment_body(summary, inputs.comment_id, context.run_url),
     )
+
+
+def _config_file(inputs: ActionInputs) -> str | None:
+    from gate.config import DEFAULT_CONFIG_FILE
+
+    if inputs.config:
+        return inputs.config
+    return DEFAULT_CONFIG_FILE if os.path.exists(DEFAULT_CONFIG_FILE) else None
 
 
 def post_comment(
@@ -212,16 +242,6 @@ def with_notices(summary: str, notices: list[str]) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-class _Redactor:
-    """Replaces the token wherever it might surface in text the action writes."""
-
-    def __init__(self, secret: str) -> None:
-        self.secret = secret
-
-    def __call__(self, text: str) -> str:
-        return text.replace(self.secret, "***") if len(self.secret) >= 4 else text
-
-
 def main(
     env: Mapping[str, str] | None = None,
     *,
@@ -230,17 +250,47 @@ def main(
     api: GitHubApi | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> int:
-    """Run the action as the runner starts it; returns the exit code."""
+    """Run the action as the runner starts it; returns the exit code.
+
+    Every sink redacts the token of ``env`` (gate.redact); an exception nobody expected is
+    one line on stderr and exit code 2, never a traceback and never 1 (a failed gate).
+    """
     env = os.environ if env is None else env
+    with redacting(env), warnings.catch_warnings():
+        # A warning nothing collects is logged like every other line (redacted, escaped).
+        warnings.showwarning = lambda message, *_args, **_kwargs: print(
+            "eval-gate: warning: " + log_line(str(message)), file=stderr or sys.stderr
+        )
+        try:
+            return _run(env, stdout=stdout, stderr=stderr, api=api, sleep=sleep)
+        except Exception as error:  # see the docstring
+            message = "eval-gate: " + log_line(describe_unexpected(error))
+            print(message, file=stderr or sys.stderr, flush=True)
+            return 2
+
+
+def _run(
+    env: Mapping[str, str],
+    *,
+    stdout: IO[str] | None,
+    stderr: IO[str] | None,
+    api: GitHubApi | None,
+    sleep: Callable[[float], None],
+) -> int:
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    redact = _Redactor(env.get("INPUT_GITHUB_TOKEN", "").strip())
 
     def log(message: str) -> None:
-        print("eval-gate: " + log_line(redact(message)), file=err, flush=True)
+        print("eval-gate: " + log_line(message), file=err, flush=True)
+
+    def warn(title: str, message: str) -> None:
+        log(f"warning: {message}")
+        print(annotation_command(Annotation("warning", title, message)), file=out, flush=True)
 
     evaluation = evaluate(env)
     inputs, context = evaluation.inputs, evaluation.context
+    if context.event_problem:
+        log(context.event_problem)
     if evaluation.outcome is not None:
         for loaded in evaluation.outcome.inputs:
             how = "detected" if loaded.detected else "given"
@@ -269,7 +319,10 @@ def main(
     out.flush()
 
     if context.output:
-        write_outputs(context.output, evaluation.outputs)
+        try:
+            write_outputs(context.output, evaluation.outputs)
+        except OSError as error:  # the verdict's exit code stands
+            warn("eval-gate: no step outputs", f"cannot write GITHUB_OUTPUT: {error.strerror}")
     summary = with_notices(evaluation.summary, evaluation.notices)
     if inputs is None or inputs.summary:
         if context.step_summary:
@@ -278,9 +331,15 @@ def main(
                 if inputs and evaluation.outcome is not None
                 else ""
             )
-            append_summary(context.step_summary, summary, where)
+            try:
+                append_summary(context.step_summary, summary, where)
+            except OSError as error:  # the verdict's exit code stands
+                warn(
+                    "eval-gate: no job summary",
+                    f"cannot write GITHUB_STEP_SUMMARY: {error.strerror}",
+                )
         else:
-            out.write(summary)  # `docker run` by hand: no runner to show a summary
+            out.write(safe_text(redact(summary)))  # `docker run` by hand: no runner
     verdict = evaluation.verdict.upper()
     if evaluation.outcome is not None:
         outcome = evaluation.outcome

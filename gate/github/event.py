@@ -8,7 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gate import limits
+from gate.errors import EvalGateError, InputError, Provenance, shorten
 from gate.github.api import GitHubApi
+from gate.reading import json_depth_exceeds, json_values_exceed, read_whole
 
 _SAFE_URL = re.compile(r"https?://[^\s()<>\[\]\"'`]+")
 _REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
@@ -27,6 +30,8 @@ class RunContext:
     run_id: str = ""
     step_summary: str | None = None
     output: str | None = None
+    #: why the event payload could not be read (the run goes on without it), or None.
+    event_problem: str | None = None
 
     @property
     def run_url(self) -> str | None:
@@ -40,14 +45,13 @@ class RunContext:
 def context_from_env(env: Mapping[str, str]) -> RunContext:
     """Read the runner's variables; the event payload from ``GITHUB_EVENT_PATH`` if readable."""
     event: Mapping[str, Any] = {}
+    problem = None
     event_path = env.get("GITHUB_EVENT_PATH")
     if event_path:
         try:
-            with open(event_path, encoding="utf-8") as handle:
-                loaded = json.load(handle)
-            event = loaded if isinstance(loaded, dict) else {}
-        except (OSError, ValueError):
-            event = {}
+            event = read_event(event_path)
+        except EvalGateError as error:
+            problem = f"the event payload is ignored: {error}"
     repository = env.get("GITHUB_REPOSITORY", "")
     return RunContext(
         event_name=env.get("GITHUB_EVENT_NAME", ""),
@@ -59,7 +63,26 @@ def context_from_env(env: Mapping[str, str]) -> RunContext:
         run_id=env.get("GITHUB_RUN_ID", ""),
         step_summary=env.get("GITHUB_STEP_SUMMARY") or None,
         output=env.get("GITHUB_OUTPUT") or None,
+        event_problem=problem,
     )
+
+
+def read_event(path: str) -> Mapping[str, Any]:
+    """The event payload at ``path`` (the runner's file, outside the workspace): a regular file
+    of at most 64 MiB, nested no deeper than any JSON input, as an object ({} otherwise)."""
+    data = read_whole(path, limits.EVENT_BYTES, confine=False)
+    where = Provenance(path)
+    if json_depth_exceeds(data, limits.JSON_DEPTH.value()):
+        raise InputError("the event payload is nested too deep", where)
+    if json_values_exceed(data, limits.JSON_VALUES.value()):
+        raise InputError("the event payload holds too many values", where)
+    try:
+        loaded = json.loads(data)
+    except (ValueError, RecursionError) as error:
+        raise InputError(
+            f"the event payload is not JSON ({shorten(str(error), 80)})", where
+        ) from None
+    return loaded if isinstance(loaded, dict) else {}
 
 
 @dataclass(frozen=True)

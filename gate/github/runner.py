@@ -15,8 +15,9 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 
 from gate.github.trim import trim_markdown, utf8_bytes
+from gate.redact import redact
 from gate.report.annotations import Annotation
-from gate.report.escape import workflow_data, workflow_property
+from gate.report.escape import log_text, workflow_data, workflow_property
 
 #: the runner refuses a step summary larger than this (actions/runner, 1 MiB).
 SUMMARY_LIMIT_BYTES = 1024 * 1024
@@ -35,10 +36,15 @@ def output_block(name: str, value: str, make_delimiter: Callable[[], str] | None
     return f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
 
 
+def _append(path: str, text: str) -> None:
+    """Append to a file command's file; raises OSError (a folder, no permission)."""
+    with open(path, "a", encoding="utf-8", errors="backslashreplace", newline="\n") as handle:
+        handle.write(text)
+
+
 def write_outputs(path: str, outputs: Mapping[str, str]) -> None:
     """Append outputs to the ``GITHUB_OUTPUT`` file (other steps' commands may share it)."""
-    with open(path, "a", encoding="utf-8", newline="\n") as handle:
-        handle.write("".join(output_block(name, value) for name, value in outputs.items()))
+    _append(path, "".join(output_block(name, redact(value)) for name, value in outputs.items()))
 
 
 def fit_summary(markdown: str, budget: int, where_the_rest_is: str) -> str:
@@ -61,16 +67,15 @@ def append_summary(path: str, markdown: str, where_the_rest_is: str) -> None:
         used = 0
     # Leave a little room: other tools in the same step may append a line after us.
     budget = max(0, SUMMARY_LIMIT_BYTES - used - 1024)
-    text = fit_summary(markdown, budget, where_the_rest_is)
-    with open(path, "a", encoding="utf-8", newline="\n") as handle:
-        handle.write(text if text.endswith("\n") else text + "\n")
+    text = fit_summary(redact(markdown), budget, where_the_rest_is)
+    _append(path, text if text.endswith("\n") else text + "\n")
 
 
 def annotation_command(annotation: Annotation) -> str:
-    """``::level title=...::message`` with both parts escaped per the toolkit's rules."""
+    """``::level title=...::message``, redacted, then escaped per the toolkit's rules."""
     return (
-        f"::{annotation.level} title={workflow_property(annotation.title)}"
-        f"::{workflow_data(annotation.message)}"
+        f"::{annotation.level} title={workflow_property(redact(annotation.title))}"
+        f"::{workflow_data(redact(annotation.message))}"
     )
 
 
@@ -114,5 +119,6 @@ def annotation_commands(
 
 
 def log_line(text: str) -> str:
-    """A log line that cannot start a workflow command: no newline survives in it."""
-    return workflow_data(text)
+    """A log line that cannot start a workflow command: redacted, no newline or control
+    character survives in it (each is shown as its escape)."""
+    return log_text(redact(text))

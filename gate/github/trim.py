@@ -19,13 +19,23 @@ _DETAILS_CLOSE = re.compile(r"</details>", re.IGNORECASE)
 
 
 def utf8_bytes(text: str) -> int:
-    """Size of a job summary: the runner measures the file in bytes."""
-    return len(text.encode("utf-8"))
+    """Size of a job summary: the runner measures the file in bytes (as it is written)."""
+    return len(text.encode("utf-8", "backslashreplace"))
 
 
 def utf16_units(text: str) -> int:
     """Size of a comment body: never less than its character count however GitHub counts."""
-    return len(text.encode("utf-16-le")) // 2
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _lines(text: str) -> list[str]:
+    """Lines ending at "\n" only, kept: str.splitlines() would also cut at U+0085, U+2028 or
+    a form feed inside a table cell, and a row cut there is a broken table."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
 
 
 def trim_markdown(
@@ -40,7 +50,7 @@ def trim_markdown(
     """
     if measure(text) <= limit:
         return text
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     # cut_points[i] = (prefix size, <details> left open) when keeping lines[:i] is safe, else None.
     cut_points: list[tuple[int, int] | None] = []
     fence: str | None = None

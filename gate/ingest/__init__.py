@@ -11,7 +11,10 @@ from __future__ import annotations
 import glob
 import importlib
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import re
+import unicodedata
+import warnings
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gate.errors import InputError
@@ -67,18 +70,19 @@ class LoadedInput:
 
 
 def expand(patterns: Sequence[str]) -> list[str]:
-    """Expand globs (``**`` too) in order, each file once; no match is an error."""
+    """Expand globs (``**`` too) and folders in order, each file once; no match is an error.
+
+    Folders and ``**`` do not follow symbolic links to folders (:mod:`gate.reading`).
+    """
+    from gate.reading import match_glob, walk_folder
+
     files: list[str] = []
     seen: set[str] = set()
     for pattern in patterns:
         if glob.has_magic(pattern):
-            matches = sorted(p for p in glob.glob(pattern, recursive=True) if os.path.isfile(p))
+            matches = match_glob(pattern)
         elif os.path.isdir(pattern):
-            matches = sorted(
-                p
-                for p in glob.glob(os.path.join(pattern, "**", "*"), recursive=True)
-                if os.path.isfile(p) and p.endswith(RESULT_SUFFIXES)
-            )
+            matches = walk_folder(pattern, RESULT_SUFFIXES)
         else:
             matches = [pattern]
         if not matches:
@@ -91,6 +95,23 @@ def expand(patterns: Sequence[str]) -> list[str]:
                 seen.add(key)
                 files.append(path)
     return files
+
+
+def input_files(*pattern_lists: Sequence[str], config: str | None = None) -> list[str]:
+    """Every file the patterns name now (a pattern that names none is left out), plus the
+    configuration file: what an output must not overwrite. Nothing is opened."""
+    from gate.errors import EvalGateError
+
+    found: list[str] = [config] if config else []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a skipped link is reported when the files are read
+        for patterns in pattern_lists:
+            for pattern in patterns:
+                try:
+                    found.extend(expand([pattern]))
+                except EvalGateError:
+                    continue  # reported when the files are read
+    return found
 
 
 def reader(format_name: str) -> Reader:
@@ -125,4 +146,83 @@ def load(
         loaded.append(LoadedInput(path, format_name, detected))
     if not table.stimuli:
         raise InputError("no trials found in " + ", ".join(table.sources or list(patterns)))
+    for note in look_alike_names(table.stimuli):
+        warnings.warn(note, UserWarning, stacklevel=2)
     return table.finish(), loaded
+
+
+#: the report shows a name up to this many characters, and (as gate.report.escape.md_text
+#: does) runs of control characters as one space, bidirectional controls as U+FFFD.
+SHOWN_CHARACTERS = 200
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _hidden(name: str) -> str:
+    return _BIDI.sub("\ufffd", _CONTROLS.sub(" ", name))
+
+
+def _plain(name: str) -> bool:
+    """Shown as it is: nothing to normalise, hide or cut (nearly every name)."""
+    return name.isascii() and name.isprintable() and len(name) <= SHOWN_CHARACTERS
+
+
+def _shown(name: str) -> str:
+    """What the report shows of ``name``, as far as telling names apart goes."""
+    shown = _hidden(unicodedata.normalize("NFC", name))
+    return shown if len(shown) <= SHOWN_CHARACTERS else shown[: SHOWN_CHARACTERS - 1]
+
+
+def _around(a: str, b: str) -> str:
+    """Both names, quoted with escapes, around where they first differ."""
+    at = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    start = max(0, at - 20)
+
+    def show(name: str) -> str:
+        return (
+            ("…" if start else "")
+            + ascii(name[start : at + 20])
+            + ("…" if at + 20 < len(name) else "")
+        )
+
+    return f"{show(a)} and {show(b)}"
+
+
+def look_alike_names(keys: Collection[tuple[str, str]], limit: int = 5) -> list[str]:
+    """Notes for stimuli of a suite whose names differ but would look the same in the report:
+    equal once Unicode-normalised (NFC and NFD spellings of "é"), equal up to where the report
+    cuts names, or differing only in control or bidirectional characters.
+
+    Only names that are not plain (:func:`_plain`) are remembered, so a million ordinary
+    names cost two passes and no table of them.
+    """
+    odd: dict[tuple[str, str], str] = {}
+    pairs: list[tuple[str, str, str]] = []
+    for suite, name in keys:
+        if not _plain(name):
+            first = odd.setdefault((suite, _shown(name)), name)
+            if first != name:
+                pairs.append((suite, first, name))
+    if odd:
+        pairs.extend(
+            (suite, name, odd[(suite, name)])
+            for suite, name in keys
+            if _plain(name) and (suite, name) in odd
+        )
+    notes = []
+    for suite, first, name in pairs[:limit]:
+        if unicodedata.normalize("NFC", first) == unicodedata.normalize("NFC", name):
+            how = "in Unicode normalisation (NFC/NFD)"
+        elif _hidden(first) == _hidden(name):
+            how = "in control or bidirectional characters"
+        else:
+            how = f"after character {SHOWN_CHARACTERS - 1}, where the report cuts names"
+        notes.append(
+            f"stimuli {_around(first, name)} of suite {suite!r} look the same in the report: "
+            f"they differ only {how}"
+        )
+    if len(pairs) > limit:
+        notes.append(f"{len(pairs) - limit} more pair(s) of stimuli look the same in the report")
+    return notes

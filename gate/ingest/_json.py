@@ -20,7 +20,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gate import limits
 from gate.errors import InputError, Provenance
+from gate.reading import (
+    json_depth_exceeds,
+    json_values_exceed,
+    line_blocks,
+    open_input,
+    read_whole,
+    too_large,
+)
 
 try:
     import orjson
@@ -45,6 +54,15 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+def _bounded_int(text: str) -> int:
+    digits = len(text) - text.startswith("-")
+    if digits > limits.INTEGER_DIGITS.value():
+        raise _StrictJSONError(
+            f"an integer of {digits} digits is too long ({limits.INTEGER_DIGITS.advice()})"
+        )
+    return int(text)
+
+
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
@@ -56,7 +74,9 @@ _DECODER = json.JSONDecoder(
     object_pairs_hook=_no_duplicate_keys,
     parse_constant=_reject_constant,
     parse_float=_finite_float,
+    parse_int=_bounded_int,
 )
+_SPACE = re.compile(r"[ \t\r\n\ufeff]*")
 
 _TOKEN = re.compile(
     r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?'
@@ -117,8 +137,23 @@ def _refusal(error: _StrictJSONError, text: str, where: Provenance) -> InputErro
     return InputError(f"{error} ({place})", replace(where, pointer=where.pointer or at or None))
 
 
+def check_shape(data: bytes | str, where: Provenance) -> None:
+    """Refuse a text nested deeper or holding more values than the limits, in linear time,
+    before a (recursive, memory-hungry) parser sees it."""
+    depth = limits.JSON_DEPTH.value()
+    if json_depth_exceeds(data, depth):
+        raise InputError(
+            f"arrays and objects nest more than {depth} levels deep",
+            where,
+            expected=limits.JSON_DEPTH.advice(),
+        )
+    if json_values_exceed(data, limits.JSON_VALUES.value()):
+        raise too_large(where, limits.JSON_VALUES, None, "the number of JSON values")
+
+
 def loads(text: str, where: Provenance) -> Any:
     """Parse one JSON text; errors name ``where`` plus line/column inside the text."""
+    check_shape(text, where)
     try:
         value, end = _DECODER.raw_decode(text, _skip_space(text, 0))
     except _StrictJSONError as error:
@@ -138,21 +173,20 @@ def loads(text: str, where: Provenance) -> Any:
 
 
 def _skip_space(text: str, index: int) -> int:
-    while index < len(text) and text[index] in " \t\r\n\ufeff":
-        index += 1
-    return index
+    # A regular expression, not a loop: 200 MiB of blanks is a known way to stall a parser.
+    match = _SPACE.match(text, index)
+    return match.end() if match else index
 
 
 def read_text(path: str) -> str:
+    """A whole document (at most :data:`gate.limits.DOCUMENT_BYTES`) as UTF-8 text."""
+    data = read_whole(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise InputError(
             f"not UTF-8 text ({error.reason} at byte {error.start})", Provenance(path)
         ) from None
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror}", Provenance(path)) from None
 
 
 def load_file(path: str) -> Any:
@@ -164,17 +198,22 @@ def iter_jsonl(path: str, offset: int = 0, first_line: int = 1) -> Iterator[tupl
     """Yield (line number, value) for each non-blank line of a JSONL file, strictly parsed.
 
     ``offset``/``first_line``: start at that byte offset (a line start), numbered from there.
+    No line may be longer than :data:`gate.limits.LINE_BYTES` (counted in characters here).
     """
-    try:
-        handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed by the with below
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror}", Provenance(path)) from None
-    with handle:
+    import io
+
+    maximum = limits.LINE_BYTES.value()
+    with io.TextIOWrapper(open_input(path), encoding="utf-8") as handle:
         if offset:
             handle.seek(offset)  # a byte offset at a line start is a valid cookie for UTF-8
         line_number = first_line - 1
         try:
-            for line_number, line in enumerate(handle, start=first_line):
+            while line := handle.readline(maximum + 1):
+                line_number += 1
+                if len(line) > maximum:
+                    raise too_large(
+                        Provenance(path, line_number), limits.LINE_BYTES, None, "the line"
+                    )
                 if line.strip():
                     yield line_number, loads(line.rstrip("\r\n"), Provenance(path, line_number))
         except UnicodeDecodeError as error:
@@ -195,7 +234,10 @@ def _keys_unique(raw: bytes, values: Any) -> bool:
     """
     if orjson is None or b"\\u003" in raw:
         return False
-    count: int = orjson.dumps(values).count(b":")
+    try:
+        count: int = orjson.dumps(values).count(b":")
+    except (orjson.JSONEncodeError, TypeError):  # nested past orjson's 254 levels: in doubt
+        return False
     return raw.count(b":") == count
 
 
@@ -209,8 +251,8 @@ def fast_loads_lines(lines: Sequence[bytes], raw: bytes) -> list[Any] | None:
     64 bits as a float where ``json`` keeps the int; callers that use an integer
     field check its type.
     """
-    if orjson is None:
-        return None
+    if orjson is None or json_values_exceed(raw, limits.JSON_VALUES.value()):
+        return None  # the strict reader says which line is too big
     try:
         values = list(map(orjson.loads, lines))
     except orjson.JSONDecodeError:
@@ -236,18 +278,11 @@ def line_chunks(path: str, size: int) -> Iterator[tuple[int, int, list[bytes]]]:
     """(first line number, byte offset, lines) for successive chunks of about ``size`` bytes.
 
     Lines end at b"\\n" only; a chunk with a bare b"\\r" (which text mode would also
-    end a line at) is the caller's to hand to :func:`iter_jsonl` from its offset.
+    end a line at) is the caller's to hand to :func:`iter_jsonl` from its offset. No line
+    may be longer than :data:`gate.limits.LINE_BYTES`.
     """
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror}", Provenance(path)) from None
-    with handle:
-        line_number, offset = 1, 0
-        while lines := handle.readlines(size):
-            yield line_number, offset, lines
-            line_number += len(lines)
-            offset += sum(map(len, lines))
+    with open_input(path) as handle:
+        yield from line_blocks(handle, path, size)
 
 
 def has_bare_cr(raw: bytes) -> bool:
@@ -293,6 +328,8 @@ def jsonl_chunks(
 
 def load_bytes(data: bytes, where: Provenance) -> Any:
     """Parse one whole JSON text: orjson when certain, else the strict parser (located errors)."""
+    if json_values_exceed(data, limits.JSON_VALUES.value()):
+        raise too_large(where, limits.JSON_VALUES, None, "the number of JSON values")
     if orjson is not None:
         try:
             value = orjson.loads(data)
@@ -309,11 +346,8 @@ def load_bytes(data: bytes, where: Provenance) -> Any:
 
 
 def read_bytes(path: str) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror}", Provenance(path)) from None
+    """A whole document, at most :data:`gate.limits.DOCUMENT_BYTES`."""
+    return read_whole(path)
 
 
 def pointer(*parts: str | int) -> str:

@@ -21,11 +21,13 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from gate.errors import Provenance
+from gate.errors import InputError, Provenance
 from gate.fileio import atomic_write
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import jsonl_chunks, load_bytes, load_file, read_bytes
 from gate.ingest.native import CHUNK_BYTES, suite_spec
+from gate.ingest.values import json_number
+from gate.reading import read_head
 from gate.schemas import first_invalid, validate
 from gate.trials import DEFAULT_SUITE, StimulusCounts, TrialTable
 
@@ -101,12 +103,21 @@ def _exact_integers(records: list[Any]) -> bool:
 
 
 def _is_array(path: str) -> bool:
-    with open(path, "rb") as handle:
-        head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    head = read_head(path, 4096).lstrip(b"\xef\xbb\xbf \t\r\n")
     return head.startswith(b"[")
 
 
+#: the table counts in 64-bit integers.
+_MAX_COUNT = 2**63 - 1
+
+
 def _counts(record: Mapping[str, Any], default_suite: str, where: Provenance) -> StimulusCounts:
+    for field in ("n", "c", "errors", "skipped"):
+        value = record.get(field)
+        if isinstance(value, int) and value > _MAX_COUNT:
+            raise InputError(f"{field} is too large", where, expected=f"at most {_MAX_COUNT}")
+    if record.get("score_sum") is not None:
+        json_number(record["score_sum"], where, "score_sum")
     return StimulusCounts(
         stimulus=record["stimulus"],
         n=record["n"],

@@ -15,8 +15,12 @@ import zipfile
 from collections.abc import Iterator
 
 from gate.errors import InputError, Provenance
+from gate.reading import open_input, read_head
 
 _SNIFF_BYTES = 64 * 1024
+#: json_keys records no key deeper than this: 64 KiB of "[" must not build paths of 64K.
+_MAX_PATH = 8
+_DEEP: tuple[str, ...] = ("…",)
 _JSONL_LINES = 50
 
 #: what ``detect`` can name, for the error when nothing fits.
@@ -32,7 +36,7 @@ def _first_json_line(head: str) -> dict[str, object] | None:
         if line.strip():
             try:
                 value = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # a head of 60,000 "[" is no record
                 return None
             return value if isinstance(value, dict) else None
     return None
@@ -47,7 +51,7 @@ def _json_lines(head: str) -> Iterator[dict[str, object]]:
             continue
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             yield value
@@ -81,7 +85,8 @@ def json_keys(text: str, max_depth: int = 2) -> set[tuple[str, ...]]:
                 except ValueError:
                     key = None
                 path = stack[-1][1]
-                if key is not None and sum(p != "[]" for p in path) < max_depth:
+                deep = path is _DEEP
+                if key is not None and not deep and sum(p != "[]" for p in path) < max_depth:
                     keys.add((*path, key))
                 expecting_key = False
             index = end + 1
@@ -89,6 +94,8 @@ def json_keys(text: str, max_depth: int = 2) -> set[tuple[str, ...]]:
         if char in "{[":
             if not stack:
                 path = ()
+            elif stack[-1][1] is _DEEP or len(stack[-1][1]) >= _MAX_PATH:
+                path = _DEEP  # no key that deep is looked for: stop growing paths
             elif stack[-1][0] == "{":
                 path = (*stack[-1][1], key or "")
             else:
@@ -146,7 +153,7 @@ def _jsonl_format(records: list[dict[str, object]], head: str, name: str) -> str
 
 def _detect_zip(path: str) -> str:
     try:
-        with zipfile.ZipFile(path) as archive:
+        with open_input(path) as handle, zipfile.ZipFile(handle) as archive:
             names = set(archive.namelist())
     except (zipfile.BadZipFile, OSError) as error:
         raise InputError(f"not a readable zip archive ({error})", Provenance(path)) from None
@@ -198,11 +205,7 @@ def _looks_like_csv(head: str, path: str) -> bool:
 
 def detect(path: str) -> str:
     """Return the format name of ``path``; raise :class:`InputError` when nothing fits."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(_SNIFF_BYTES)
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror}", Provenance(path)) from None
+    raw = read_head(path, _SNIFF_BYTES)
     if raw.startswith(b"PK\x03\x04") or raw.startswith(b"PK\x05\x06"):
         return _detect_zip(path)
     head = raw.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")

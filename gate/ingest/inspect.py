@@ -16,34 +16,25 @@ A ``.json`` log is one document with the same header fields and ``samples``.
   the trial passes when the score reaches ``--pass-threshold`` (default 1).
 * A sample with an ``error`` is a trial with status ``error`` and its message.
 
-An ``.eval`` archive may come from anywhere (a fork's artifact), and a few kilobytes of zip
-can claim or unpack to gigabytes. The members read from one archive may together unpack to
-at most :data:`MAX_UNPACKED_BYTES` (2 GiB; the environment variable
-``EVAL_GATE_INSPECT_MAX_BYTES`` sets another limit): a member whose declared size exceeds
-what is left is refused before it is read, and decompression stops as soon as the bytes
-actually produced exceed it, whatever the archive declared.
+An ``.eval`` archive may come from anywhere (a fork's artifact): its members are read by
+:class:`gate.ingest.archive.Archive`, within a budget of unpacked bytes.
 """
 
 from __future__ import annotations
 
-import io
 import math
-import os
 import re
-import struct
-import zipfile
-import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from gate.errors import ConfigError, InputError, Provenance
+from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
-from gate.ingest._json import load_file, loads, pointer
-from gate.ingest.tabular import clip_unit, warn
+from gate.ingest._json import load_file, pointer
+from gate.ingest.archive import Archive
+from gate.ingest.values import clip_unit, json_found, metadata_number, warn
+from gate.reading import read_head
 from gate.trials import DEFAULT_SUITE, Trial
 
-_ZIP_ZSTD = 93
-_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, then name and extra-field lengths
 _JOURNAL_SUMMARY = re.compile(r"^_journal/summaries/(\d+)\.json$")
 
 #: Inspect's value_to_float for its letter grades.
@@ -51,49 +42,10 @@ LETTER_GRADES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 
 Sample = tuple[Mapping[str, Any], Provenance]
 
-#: what the members read from one .eval archive may unpack to, together.
-MAX_UNPACKED_BYTES = 2 * 1024**3
-LIMIT_VARIABLE = "EVAL_GATE_INSPECT_MAX_BYTES"
-
-
-def unpacked_limit() -> int:
-    """:data:`MAX_UNPACKED_BYTES`, or the number of bytes ``EVAL_GATE_INSPECT_MAX_BYTES`` says."""
-    text = os.environ.get(LIMIT_VARIABLE, "").strip()
-    if not text:
-        return MAX_UNPACKED_BYTES
-    if not text.isdigit() or int(text) < 1:
-        raise ConfigError(
-            f"environment variable {LIMIT_VARIABLE}: expected a positive number of bytes, "
-            f"found {text!r}"
-        )
-    return int(text)
-
-
-class _Budget:
-    """Bytes the members of one archive may still unpack to."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.left = limit
-
-    def refuse(self, where: Provenance, what: str) -> InputError:
-        return InputError(
-            f"zip member {what}, more than the {self.left} bytes left of the "
-            f"{self.limit}-byte limit for one Inspect log",
-            where,
-            expected=f"an Inspect log that unpacks to at most {self.limit} bytes "
-            f"(set {LIMIT_VARIABLE} to allow more)",
-        )
-
 
 def read(path: str, options: IngestOptions) -> Iterator[Record]:
     """Read an Inspect ``.eval`` archive or ``.json`` log (told apart by content)."""
-    try:
-        with open(path, "rb") as handle:
-            magic = handle.read(4)
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror}", Provenance(path)) from None
-    if magic.startswith(b"PK"):
+    if read_head(path, 4).startswith(b"PK"):
         header, samples = _read_eval(path)
     else:
         header, samples = _read_json(path)
@@ -103,126 +55,14 @@ def read(path: str, options: IngestOptions) -> Iterator[Record]:
 # --- .eval archives -----------------------------------------------------------------------
 
 
-def _zstd_decompress(raw: bytes, where: Provenance, limit: int) -> bytes:
-    """At most ``limit + 1`` bytes of the data (one more tells the caller it went over)."""
-    try:
-        import zstandard
-    except ImportError:
-        return _stdlib_zstd_decompress(raw, where, limit)
-    try:
-        # Inspect may split a large member into several zstd frames.
-        reader = zstandard.ZstdDecompressor().stream_reader(
-            io.BytesIO(raw), read_across_frames=True
-        )
-        data: bytes = reader.read(limit + 1)
-    except zstandard.ZstdError as error:
-        raise InputError(f"corrupt zstd data ({error})", where) from None
-    return data
-
-
-def _stdlib_zstd_decompress(raw: bytes, where: Provenance, limit: int) -> bytes:
-    """Python ≥ 3.14's compression.zstd, or its backport for older versions."""
-    try:
-        from compression import zstd
-    except ImportError:
-        try:
-            from backports import zstd
-        except ImportError:
-            raise InputError(
-                "this Inspect log is compressed with zstd (zip method 93), which needs the "
-                "zstandard package: pip install zstandard",
-                where,
-            ) from None
-    try:
-        # ZstdFile reads across frames and stops where asked: never more than limit + 1.
-        with zstd.ZstdFile(io.BytesIO(raw)) as stream:
-            data: bytes = stream.read(limit + 1)
-    except (zstd.ZstdError, EOFError) as error:
-        raise InputError(f"corrupt zstd data ({error})", where) from None
-    return data
-
-
-def _raw_member(path: str, info: zipfile.ZipInfo, where: Provenance) -> bytes:
-    """A member's compressed bytes, read past its local header."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(info.header_offset)
-            signature, name_length, extra_length = _LOCAL_HEADER.unpack(
-                handle.read(_LOCAL_HEADER.size)
-            )
-            if signature != b"PK\x03\x04":
-                raise InputError("corrupt zip archive (bad local header)", where)
-            handle.seek(info.header_offset + _LOCAL_HEADER.size + name_length + extra_length)
-            raw = handle.read(info.compress_size)
-    except (OSError, struct.error) as error:
-        raise InputError(f"corrupt zip archive ({error})", where) from None
-    if len(raw) != info.compress_size:
-        raise InputError("truncated zip archive", where)
-    return raw
-
-
-def _member(archive: zipfile.ZipFile, path: str, name: str, budget: _Budget) -> bytes:
-    where = Provenance(path, pointer=name)
-    info = archive.getinfo(name)
-    if info.flag_bits & 0x1:
-        raise InputError("encrypted zip member", where)
-    if info.file_size > budget.left:
-        raise budget.refuse(where, f"declares {info.file_size} bytes unpacked")
-    data = _unpack(archive, path, info, where, budget.left)
-    if len(data) > budget.left:
-        # The archive lied about the size: stopped one byte past what was allowed.
-        raise budget.refuse(where, f"unpacks to more (it declares {info.file_size} bytes)")
-    budget.left -= len(data)
-    return data
-
-
-def _unpack(
-    archive: zipfile.ZipFile, path: str, info: zipfile.ZipInfo, where: Provenance, limit: int
-) -> bytes:
-    """The member's bytes, but never more than ``limit + 1`` of them."""
-    try:
-        with archive.open(info) as stream:
-            return stream.read(limit + 1)
-    except NotImplementedError:
-        if info.compress_type != _ZIP_ZSTD:
-            raise InputError(
-                f"zip member compressed with unsupported method {info.compress_type}",
-                where,
-                expected="stored, deflate or zstd",
-            ) from None
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as error:
-        raise InputError(f"corrupt zip member ({error})", where) from None
-    data = _zstd_decompress(_raw_member(path, info, where), where, limit)
-    if len(data) > limit:
-        return data  # the caller refuses it: over the limit, whatever the size declared
-    if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
-        raise InputError("corrupt zip member (size or CRC mismatch)", where)
-    return data
-
-
-def _member_json(archive: zipfile.ZipFile, path: str, name: str, budget: _Budget) -> Any:
-    where = Provenance(path, pointer=name)
-    data = _member(archive, path, name, budget)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason})", where) from None
-    return loads(text, where)
-
-
 def _read_eval(path: str) -> tuple[Mapping[str, Any], list[Sample]]:
-    try:
-        archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as error:
-        raise InputError(f"not a readable zip archive ({error})", Provenance(path)) from None
-    budget = _Budget(unpacked_limit())
-    with archive:
-        names = archive.namelist()
+    with Archive(path) as archive:
+        names = archive.names
         if "header.json" in names:
-            header = _member_json(archive, path, "header.json", budget)
+            header = archive.json("header.json")
         elif "_journal/start.json" in names:
             # A run that has not finished yet has only its start record.
-            header = _member_json(archive, path, "_journal/start.json", budget)
+            header = archive.json("_journal/start.json")
         else:
             raise InputError(
                 "not an Inspect .eval log",
@@ -238,24 +78,24 @@ def _read_eval(path: str) -> tuple[Mapping[str, Any], list[Sample]]:
             journal = [(int(m.group(1)), n) for n in names if (m := _JOURNAL_SUMMARY.match(n))]
             sources = [name for _, name in sorted(journal)]
         for source in sources:
-            summaries = _member_json(archive, path, source, budget)
+            summaries = archive.json(source)
             if not isinstance(summaries, list):
                 raise InputError(
                     "summaries are not an array",
                     Provenance(path, pointer=source),
                     found=type(summaries).__name__,
                 )
-            samples.extend(
-                (summary, Provenance(path, pointer=f"{source}#{pointer(position)}"))
-                for position, summary in enumerate(summaries)
-            )
+            for position, summary in enumerate(summaries):
+                where = Provenance(path, pointer=f"{source}#{pointer(position)}")
+                # Checked here, before a provenance is kept for each of fifty million zeros.
+                _check_sample(summary, where)
+                samples.append((summary, where))
         if not sources:
             # Old logs may lack summaries; the full samples carry the same fields.
             for name in sorted(
                 n for n in names if n.startswith("samples/") and n.endswith(".json")
             ):
-                sample = _member_json(archive, path, name, budget)
-                samples.append((sample, Provenance(path, pointer=name)))
+                samples.append((archive.json(name), Provenance(path, pointer=name)))
     return header, samples
 
 
@@ -289,7 +129,10 @@ def value_to_float(value: Any, where: Provenance, scorer: str) -> float:
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, int | float):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer of 400 digits: as infinite as 1e400
+            number = math.inf
     elif isinstance(value, str) and value.strip().lower() in ("yes", "true"):
         return 1.0
     elif isinstance(value, str) and value.strip().lower() in ("no", "false"):
@@ -317,25 +160,36 @@ def value_to_float(value: Any, where: Provenance, scorer: str) -> float:
     return number
 
 
-def _scorer_names(header: Mapping[str, Any], samples: Iterable[Sample]) -> list[str]:
-    names: list[str] = []
+def _named(entries: Any, where: Provenance) -> list[Any]:
+    """The names of a header's scorer list (entries without a name are not scorers)."""
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise InputError("not an array of scorers", where, found=json_found(entries))
+    return [entry.get("name") for entry in entries if isinstance(entry, Mapping)]
+
+
+def _scorer_names(path: str, header: Mapping[str, Any], samples: Iterable[Sample]) -> list[str]:
+    names: list[Any] = []
     results = header.get("results")
     if isinstance(results, Mapping):
-        names += [s["name"] for s in results.get("scores") or () if isinstance(s, Mapping)]
+        names += _named(results.get("scores"), Provenance(path, pointer="/results/scores"))
     evaluation = header.get("eval")
     if isinstance(evaluation, Mapping):
-        names += [s["name"] for s in evaluation.get("scorers") or () if isinstance(s, Mapping)]
+        names += _named(evaluation.get("scorers"), Provenance(path, pointer="/eval/scorers"))
     for sample, _ in samples:
         scores = sample.get("scores")
         if isinstance(scores, Mapping):
             names += list(scores)
-    return [n for i, n in enumerate(names) if isinstance(n, str) and n not in names[:i]]
+    # In order of appearance, each once (a dict keeps insertion order; a list search per
+    # name was quadratic in the number of samples).
+    return list(dict.fromkeys(n for n in names if isinstance(n, str)))
 
 
 def _choose_scorer(
     path: str, header: Mapping[str, Any], samples: list[Sample], options: IngestOptions
 ) -> str:
-    names = _scorer_names(header, samples)
+    names = _scorer_names(path, header, samples)
     if options.scorer is not None:
         if options.scorer not in names:
             raise InputError(
@@ -367,12 +221,12 @@ def _error_message(error: Any) -> str | None:
     return str(error) if error else None
 
 
-def _metadata(sample: Mapping[str, Any], model: Any) -> dict[str, Any]:
+def _metadata(sample: Mapping[str, Any], model: Any, where: Provenance) -> dict[str, Any]:
     metadata: dict[str, Any] = {"epoch": sample.get("epoch")}
     if isinstance(model, str):
         metadata["model"] = model
-    total_time = sample.get("total_time")
-    if isinstance(total_time, int | float) and not isinstance(total_time, bool):
+    total_time = metadata_number(sample.get("total_time"), where, "total_time")
+    if total_time is not None:
         metadata["duration_s"] = total_time
     usage = sample.get("model_usage")
     if isinstance(usage, Mapping) and usage:
@@ -436,7 +290,7 @@ def _trials(
     outside = 0
     for sample, where in samples:
         sample_id, epoch = sample["id"], sample["epoch"]
-        metadata = _metadata(sample, evaluation.get("model"))
+        metadata = _metadata(sample, evaluation.get("model"), where)
         message = _error_message(sample.get("error"))
         if message is not None:
             yield Trial(

@@ -25,6 +25,7 @@ repeat index, then in the order attempts were written.
 
 from __future__ import annotations
 
+import math
 import re
 import xml.parsers.expat
 from collections import defaultdict
@@ -32,9 +33,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from gate import limits
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
-from gate.ingest.tabular import warn
+from gate.ingest.values import warn
+from gate.reading import open_input, too_large
 from gate.trials import DEFAULT_SUITE, Status, Trial
 
 _REPEAT = re.compile(r"^(?P<base>.+)\[(?:(?P<params>.*)-)?(?P<index>\d+)-(?P<count>\d+)\]$")
@@ -42,6 +45,7 @@ _FLAKEFINDER = re.compile(r"^(?P<base>.+)\[(?P<index>\d+)(?:-(?P<params>.*))?\]$
 _RESULTS = ("error", "failure", "skipped")
 _FLAKY = ("flakyFailure", "flakyError")
 _RERUN = ("rerunFailure", "rerunError")
+_BLOCK_BYTES = 8 * 1024 * 1024
 
 
 @dataclass
@@ -49,6 +53,7 @@ class _Child:
     tag: str
     attributes: dict[str, str]
     text: list[str] = field(default_factory=list)
+    kept: int = 0  # characters in text
 
     def message(self) -> str | None:
         if self.attributes.get("message"):
@@ -95,6 +100,7 @@ class _Parser:
         self._parser.StartElementHandler = self._start
         self._parser.EndElementHandler = self._end
         self._parser.CharacterDataHandler = self._text
+        self._parser.buffer_text = True
         self._stack: list[str] = []
         self._counts: list[dict[str, int]] = [{}]
         self._xpath: list[str] = []
@@ -102,11 +108,16 @@ class _Parser:
         self._suite_ids: list[int] = []
         self._case: _Case | None = None
         self._child: _Child | None = None
+        self._open_cases = 0  # <testcase> elements open around the current one
 
     def parse(self) -> None:
+        # Big blocks: expat scans a token that spans several of them again from its start at
+        # each one, so feeding a 50 MB attribute in 64 KiB reads takes minutes.
         try:
-            with open(self.path, "rb") as handle:
-                self._parser.ParseFile(handle)
+            with open_input(self.path, limits.DOCUMENT_BYTES) as handle:
+                while block := handle.read(_BLOCK_BYTES):
+                    self._parser.Parse(block, False)
+                self._parser.Parse(b"", True)
         except OSError as error:
             raise InputError(f"cannot read: {error.strerror}", Provenance(self.path)) from None
         except xml.parsers.expat.ExpatError as error:
@@ -116,13 +127,30 @@ class _Parser:
                 Provenance(self.path, error.lineno),
             ) from None
 
+    def _here(self) -> Provenance:
+        return Provenance(self.path, self._parser.CurrentLineNumber)
+
+    def _check(self, tag: str, attributes: dict[str, str]) -> None:
+        if len(self._stack) >= limits.XML_DEPTH.value():
+            raise too_large(self._here(), limits.XML_DEPTH, None, "the nesting of elements")
+        maximum = limits.XML_ATTRIBUTE_CHARS.value()
+        for name, value in attributes.items():
+            if len(value) > maximum:
+                raise too_large(
+                    self._here(),
+                    limits.XML_ATTRIBUTE_CHARS,
+                    len(value),
+                    f"attribute {name[:40]!r} of <{tag[:40]}>",
+                )
+
     def _start(self, tag: str, attributes: dict[str, str]) -> None:
+        self._check(tag, attributes)
         if self.root is None:
             self.root = tag
             if tag not in ("testsuites", "testsuite"):
                 raise InputError(
                     f"root element is <{tag}>",
-                    Provenance(self.path, self._parser.CurrentLineNumber),
+                    self._here(),
                     expected="JUnit XML (root <testsuites> or <testsuite>)",
                 )
         counts = self._counts[-1]
@@ -130,6 +158,8 @@ class _Parser:
         self._xpath.append(f"{tag}[{counts[tag]}]")
         self._counts.append({})
         self._stack.append(tag)
+        if tag == "testcase":
+            self._open_cases += 1
         if tag == "testsuite":
             self._suites += 1
             self._suite_ids.append(self._suites)
@@ -158,17 +188,24 @@ class _Parser:
         self._stack.pop()
         self._xpath.pop()
         self._counts.pop()
+        if tag == "testcase":
+            self._open_cases -= 1
         if tag == "testsuite" and self._suite_ids:
             self._suite_ids.pop()
-        elif tag == "testcase" and self._case is not None and "testcase" not in self._stack:
+        elif tag == "testcase" and self._case is not None and not self._open_cases:
             self.cases.append(self._case)
             self._case = None
         elif self._child is not None and self._stack[-1:] == ["testcase"]:
             self._child = None
 
     def _text(self, data: str) -> None:
-        if self._child is not None and self._stack[-1:] == [self._child.tag]:
-            self._child.text.append(data)
+        child = self._child
+        if child is not None and self._stack[-1:] == [child.tag]:
+            # Only the first line is used; the rest of a long traceback is read and dropped.
+            room = limits.XML_TEXT_CHARS.value() - child.kept
+            if room > 0:
+                child.text.append(data[:room])
+                child.kept += min(room, len(data))
 
 
 def _final(case: _Case) -> _Attempt:
@@ -295,7 +332,9 @@ def _hint_flakefinder(path: str, cases: list[_Case]) -> None:
 
 
 def _seconds(value: str | None) -> float | None:
+    """A testcase's time attribute in seconds; None when absent or not a finite number."""
     try:
-        return float(value) if value is not None else None
+        seconds = float(value) if value is not None else None
     except ValueError:
         return None
+    return seconds if seconds is not None and math.isfinite(seconds) else None

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from gate import limits
 from gate.errors import Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import (
@@ -28,6 +29,8 @@ from gate.ingest._json import (
     read_bytes,
     strict_lines,
 )
+from gate.ingest.values import json_number
+from gate.reading import open_input
 from gate.schemas import first_invalid, validate
 from gate.trials import DEFAULT_SUITE, SuiteSpec, Trial, TrialBatch, trial_from_fields
 
@@ -76,8 +79,10 @@ def _looks_like_jsonl(path: str) -> bool:
         return True
     if path.endswith(".json"):
         return False
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
+    maximum = limits.LINE_BYTES.value()
+    with open_input(path) as handle:
+        while raw := handle.readline(maximum + 1):
+            line = raw.decode("utf-8", errors="replace")
             if line.strip():
                 stripped = line.strip()
                 return stripped.startswith("{") and stripped.endswith("}") and '"stimulus"' in line
@@ -85,6 +90,15 @@ def _looks_like_jsonl(path: str) -> bool:
 
 
 def suite_spec(record: Mapping[str, Any], name: str, where: Provenance) -> SuiteSpec:
+    """A suite declaration (schema-valid); its numbers must also fit in a float."""
+    numbers = {"pass_threshold": record.get("pass_threshold")}
+    for group in ("grader_weights", "categories"):
+        values = record.get(group)
+        if isinstance(values, Mapping):
+            numbers.update({f"{group}.{key}": value for key, value in values.items()})
+    for field, value in numbers.items():
+        if value is not None:
+            json_number(value, where, field)
     return SuiteSpec(
         name=name,
         categories=record.get("categories"),

@@ -26,7 +26,14 @@ from typing import Any
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import load_file, pointer
-from gate.ingest.tabular import clip_unit, json_boolean, json_number, warn
+from gate.ingest.values import (
+    clip_unit,
+    json_boolean,
+    json_found,
+    json_number,
+    metadata_number,
+    warn,
+)
 from gate.trials import DEFAULT_SUITE, GraderResult, Trial
 
 _ERROR = 2  # promptfoo ResultFailureReason.ERROR
@@ -82,6 +89,12 @@ def _graders(result: Mapping[str, Any], where: Provenance) -> tuple[GraderResult
     if not isinstance(grading, Mapping):
         return ()
     components = grading.get("componentResults") or ()
+    if not isinstance(components, list | tuple):
+        raise InputError(
+            "gradingResult.componentResults is not an array",
+            where,
+            found=json_found(components),
+        )
     graders: list[GraderResult] = []
     seen: Counter[str] = Counter()
     for position, component in enumerate(components):
@@ -109,13 +122,13 @@ def _graders(result: Mapping[str, Any], where: Provenance) -> tuple[GraderResult
     return tuple(graders)
 
 
-def _metadata(result: Mapping[str, Any], group: _Group) -> dict[str, Any]:
+def _metadata(result: Mapping[str, Any], group: _Group, where: Provenance) -> dict[str, Any]:
     metadata: dict[str, Any] = {"provider": group.provider, "test_idx": result.get("testIdx")}
-    latency = result.get("latencyMs")
-    if isinstance(latency, int | float) and not isinstance(latency, bool):
+    latency = metadata_number(result.get("latencyMs"), where, "latencyMs")
+    if latency is not None:
         metadata["duration_s"] = latency / 1000
-    cost = result.get("cost")
-    if isinstance(cost, int | float) and not isinstance(cost, bool):
+    cost = metadata_number(result.get("cost"), where, "cost")
+    if cost is not None:
         metadata["cost_usd"] = cost
     response = result.get("response")
     usage = response.get("tokenUsage") if isinstance(response, Mapping) else None
@@ -200,7 +213,7 @@ def read(path: str, options: IngestOptions) -> Iterator[Record]:
     for name, group in zip(_stimulus_names(ordered), ordered, strict=True):
         for index, (_, position, result) in enumerate(group.results):
             where = Provenance(path, pointer=f"{base}/{position}")
-            metadata = _metadata(result, group)
+            metadata = _metadata(result, group, where)
             if result.get("failureReason") == _ERROR:
                 yield Trial(
                     stimulus=name,

@@ -13,27 +13,36 @@ score or a numeric metadata field, a JSON integer for a trial index) and refuses
 ``"passed": "yes"`` or ``"score": "0.9"`` with an error naming file, line or
 pointer, field, what was expected and what was found.
 
-The small value parsers here are shared by the other adapters, which all need
-the same answers to "is this a pass?" and "is this a score in [0, 1]?".
+The value parsers live in :mod:`gate.ingest.values`, shared with every other adapter.
 """
 
 from __future__ import annotations
 
 import csv
-import json
+import io
 import math
-import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from gate import limits
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import iter_jsonl
+from gate.ingest.values import (
+    Appearance,
+    finite_number,
+    json_boolean,
+    json_index,
+    json_number,
+    json_unit_score,
+    parse_bool,
+    trial_index,
+    unit_score,
+)
+from gate.reading import open_input, too_large
 from gate.trials import DEFAULT_SUITE, Status, Trial
 
-_TRUE = frozenset({"true", "1", "yes", "y", "t", "pass", "passed", "ok", "success"})
-_FALSE = frozenset({"false", "0", "no", "n", "f", "fail", "failed", "failure"})
 _STATUS: dict[str, Status] = {
     "ok": "ok",
     "success": "ok",
@@ -56,173 +65,6 @@ FIELDS = ("stimulus", "trial", "suite", "passed", "score", "status", "outcome", 
 METADATA_FIELDS = ("duration_s", "cost_usd", "tokens", "model", "commit")
 _NUMERIC_METADATA = ("duration_s", "cost_usd", "tokens")
 _OUTCOME_FIELDS = ("passed", "score", "status", "outcome")
-
-
-def warn(path: str, message: str) -> None:
-    """Report something suspicious about an input that is still readable.
-
-    Adapters have no channel of their own for this; the pipeline collects
-    ``UserWarning``s raised while loading and shows them in the report.
-    """
-    warnings.warn(f"{path}: {message}", UserWarning, stacklevel=3)
-
-
-def parse_bool(value: Any, where: Provenance, column: str) -> bool | None:
-    """A pass/fail cell: booleans, 1/0, yes/no, true/false, pass/fail; empty is unknown."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float) and value in (0, 1):
-        return bool(value)
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise InputError(
-        f"column {column!r} is not a boolean",
-        where,
-        expected="true/false, 1/0, yes/no or pass/fail",
-        found=repr(value),
-    )
-
-
-def finite_number(value: Any, where: Provenance, field: str) -> float:
-    """A finite number (a JSON number, or a numeric string from a CSV cell)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise InputError(f"{field} is not a number", where, expected="a number", found=repr(value))
-    try:
-        number = float(value)
-    except ValueError:
-        raise InputError(
-            f"{field} is not a number", where, expected="a number", found=repr(value)
-        ) from None
-    except OverflowError:  # an integer past the float range: as infinite as 1e400
-        number = math.inf
-    return _finite(number, where, field, found=repr(value))
-
-
-def _finite(number: float, where: Provenance, field: str, found: str) -> float:
-    if not math.isfinite(number):
-        raise InputError(f"{field} is not finite", where, expected="a finite number", found=found)
-    return number
-
-
-def unit_score(value: Any, where: Provenance, field: str) -> float:
-    """A score that must already lie in [0, 1]."""
-    return _in_unit_range(finite_number(value, where, field), value, where, field)
-
-
-def _in_unit_range(number: float, value: Any, where: Provenance, field: str) -> float:
-    if not 0.0 <= number <= 1.0:
-        raise InputError(
-            f"{field} is out of range", where, expected="a number in [0, 1]", found=repr(value)
-        )
-    return number
-
-
-# -- JSON values: the type is part of the data --------------------------------------------------
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a parsed value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
-def json_found(value: Any) -> str:
-    """``found`` of an error: the JSON type and the value as written (shortened)."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return f"{json_type(value)} {text if len(text) <= 60 else text[:59] + '…'}"
-
-
-def json_boolean(value: Any, where: Provenance, field: str) -> bool | None:
-    """A JSON boolean; ``null`` (or an absent key) is unknown. A string or a number is refused:
-    ``"false"`` would otherwise read as a pass in any language's truthiness."""
-    if value is None or isinstance(value, bool):
-        return value
-    raise InputError(
-        f"{field} is not a boolean",
-        where,
-        expected="a JSON boolean (true or false)",
-        found=json_found(value),
-    )
-
-
-def json_number(value: Any, where: Provenance, field: str) -> float:
-    """A finite JSON number (not a string that looks like one, not a boolean)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InputError(
-            f"{field} is not a number", where, expected="a JSON number", found=json_found(value)
-        )
-    try:
-        number = float(value)
-    except OverflowError:  # an integer literal past the float range: as infinite as 1e400
-        number = math.inf
-    return _finite(number, where, field, found=json_found(value))
-
-
-def json_unit_score(value: Any, where: Provenance, field: str) -> float:
-    """A JSON number that must already lie in [0, 1]."""
-    return _in_unit_range(json_number(value, where, field), value, where, field)
-
-
-def json_index(value: Any, where: Provenance, field: str = "trial") -> int:
-    """A 0-based trial index: a JSON integer ≥ 0 (``3.0`` is accepted, ``"3"`` is not)."""
-    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
-    # is_integer() is False for inf and nan; an int of any size is never turned into a float.
-    whole = isinstance(number, int) or (isinstance(number, float) and number.is_integer())
-    if number is None or not whole or number < 0:
-        raise InputError(
-            f"{field} is not a trial index",
-            where,
-            expected="a JSON integer ≥ 0",
-            found=json_found(value),
-        )
-    return int(number)
-
-
-def clip_unit(number: float) -> float:
-    """Clip into [0, 1]; callers that clip keep the raw value and say so."""
-    return min(1.0, max(0.0, number))
-
-
-def trial_index(value: Any, where: Provenance, field: str = "trial") -> int:
-    """A 0-based trial index: an integer ≥ 0 (``"3"`` and ``3.0`` are accepted)."""
-    if isinstance(value, bool):
-        raise InputError(f"{field} is not an integer", where, found=repr(value))
-    if isinstance(value, int):
-        number: float = value if value >= 0 else math.nan  # any size: never made a float
-    else:
-        try:
-            number = float(str(value).strip())
-        except ValueError:
-            number = math.nan
-    if isinstance(number, float) and not (number.is_integer() and number >= 0):
-        raise InputError(
-            f"{field} is not a trial index", where, expected="an integer ≥ 0", found=repr(value)
-        )
-    return int(number)
-
-
-class Appearance:
-    """Trial indices in order of appearance, for sources that carry none."""
-
-    def __init__(self) -> None:
-        self._seen: Counter[tuple[str, str]] = Counter()
-
-    def next(self, suite: str, stimulus: str) -> int:
-        index = self._seen[(suite, stimulus)]
-        self._seen[(suite, stimulus)] += 1
-        return index
 
 
 def _column_map(
@@ -447,22 +289,44 @@ def _delimiter(path: str, sample: str) -> str:
         return ","
 
 
+def _bounded_lines(handle: io.TextIOBase, path: str, delimiter: str) -> Iterator[str]:
+    """The physical lines of a CSV file, each checked before the csv module splits it.
+
+    A line may be at most :data:`gate.limits.LINE_BYTES` long, and a long line (over 64 KiB)
+    may hold at most as many delimiters as a header may have columns: a megabyte of commas
+    would otherwise become a list of a million cells before its row could be refused.
+    """
+    maximum = limits.LINE_BYTES.value()
+    columns = limits.CSV_COLUMNS.value()
+    number = 0
+    while line := handle.readline(maximum + 1):
+        number += 1
+        if len(line) > maximum:
+            raise too_large(Provenance(path, number), limits.LINE_BYTES, None, "the line")
+        if len(line) > 64 * 1024 and line.count(delimiter) >= columns:
+            raise too_large(
+                Provenance(path, number), limits.CSV_COLUMNS, None, "the number of cells"
+            )
+        yield line
+
+
 def read_csv(path: str, options: IngestOptions) -> Iterator[Record]:
     """Read a CSV/TSV file with a header row; errors name the row's line."""
-    try:
-        handle = open(path, encoding="utf-8-sig", newline="")  # noqa: SIM115 - closed below
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror}", Provenance(path)) from None
-    with handle:
+    with io.TextIOWrapper(open_input(path), encoding="utf-8-sig", newline="") as handle:
+        reader = None
         try:
             sample = handle.read(64 * 1024)
             handle.seek(0)
-            reader = csv.reader(handle, delimiter=_delimiter(path, sample), strict=True)
+            delimiter = _delimiter(path, sample)
+            lines = _bounded_lines(handle, path, delimiter)
+            reader = csv.reader(lines, delimiter=delimiter, strict=True)
             header = next(reader, None)
             if header is None:
                 raise InputError("empty file", Provenance(path), expected="a header row")
+            if len(header) > limits.CSV_COLUMNS.value():
+                raise too_large(Provenance(path, 1), limits.CSV_COLUMNS, len(header), "the header")
             header = [cell.strip() for cell in header]
-            duplicates = sorted({c for c in header if header.count(c) > 1})
+            duplicates = sorted(column for column, n in Counter(header).items() if n > 1)
             if duplicates:
                 raise InputError(
                     f"header names column(s) twice: {', '.join(map(repr, duplicates))}",
@@ -486,7 +350,8 @@ def read_csv(path: str, options: IngestOptions) -> Iterator[Record]:
                 row = dict(zip(header, cells, strict=True))
                 yield _row_trial(row, mapping, where, options, order, strict_keys=True)
         except csv.Error as error:
-            raise InputError(f"not valid CSV: {error}", Provenance(path, reader.line_num)) from None
+            number = reader.line_num if reader is not None else None
+            raise InputError(f"not valid CSV: {error}", Provenance(path, number)) from None
         except UnicodeDecodeError as error:
             raise InputError(f"not UTF-8 text ({error.reason})", Provenance(path)) from None
 

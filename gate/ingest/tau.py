@@ -24,7 +24,15 @@ from typing import Any
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import load_file, pointer
-from gate.ingest.tabular import Appearance, clip_unit, json_index, json_number, warn
+from gate.ingest.values import (
+    Appearance,
+    clip_unit,
+    json_found,
+    json_index,
+    json_number,
+    metadata_number,
+    warn,
+)
 from gate.trials import DEFAULT_SUITE, Trial
 
 #: tau-bench's own success tolerance (tau_bench/run.py, tau2 metrics): reward within 1e-6 of 1.
@@ -165,6 +173,13 @@ def read_tau2(path: str, options: IngestOptions) -> Iterator[Record]:
         else:
             index = json_index(simulation["trial"], where)
         reason = simulation.get("termination_reason")
+        if reason is not None and not isinstance(reason, str):
+            raise InputError(
+                "termination_reason is not a string",
+                where,
+                expected="a termination reason such as user_stop",
+                found=json_found(reason),
+            )
         if key == "simulations":
             reward_info = simulation.get("reward_info")
             raw_reward = reward_info.get("reward") if isinstance(reward_info, Mapping) else None
@@ -172,8 +187,8 @@ def read_tau2(path: str, options: IngestOptions) -> Iterator[Record]:
             raw_reward = simulation.get("reward")
         metadata: dict[str, Any] = {"termination_reason": reason}
         for source, target in (("duration", "duration_s"), ("agent_cost", "cost_usd")):
-            value = simulation.get(source)
-            if isinstance(value, int | float) and not isinstance(value, bool):
+            value = metadata_number(simulation.get(source), where, source)
+            if value is not None:
                 metadata[target] = value
         if reason in TAU2_ERROR_REASONS or raw_reward is None:
             yield Trial(

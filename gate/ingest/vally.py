@@ -23,7 +23,13 @@ from typing import Any
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import iter_jsonl
-from gate.ingest.tabular import Appearance, json_boolean, json_index, json_unit_score
+from gate.ingest.values import (
+    Appearance,
+    json_boolean,
+    json_index,
+    json_unit_score,
+    metadata_number,
+)
 from gate.trials import DEFAULT_SUITE, Status, Trial
 
 _STATUS: dict[str, Status] = {"success": "ok", "error": "error", "skipped": "skipped"}
@@ -39,10 +45,10 @@ def _message(record: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _metadata(record: Mapping[str, Any]) -> dict[str, Any]:
+def _metadata(record: Mapping[str, Any], where: Provenance) -> dict[str, Any]:
     metadata: dict[str, Any] = {}
-    duration = record.get("durationMs")
-    if isinstance(duration, int | float) and not isinstance(duration, bool):
+    duration = metadata_number(record.get("durationMs"), where, "durationMs")
+    if duration is not None:
         metadata["duration_s"] = duration / 1000
     if isinstance(record.get("model"), str):
         metadata["model"] = record["model"]
@@ -80,7 +86,7 @@ def read(path: str, options: IngestOptions) -> Iterator[Record]:
         else:
             index = json_index(record["trialIndex"], where, "trialIndex")
         raw_status = record.get("status", "success")
-        if raw_status not in _STATUS:
+        if not isinstance(raw_status, str) or raw_status not in _STATUS:
             raise InputError(
                 "unknown status",
                 where,
@@ -111,6 +117,6 @@ def read(path: str, options: IngestOptions) -> Iterator[Record]:
             passed=passed,
             score=score,
             message=_message(record) if status != "ok" else None,
-            metadata=_metadata(record),
+            metadata=_metadata(record, where),
             provenance=where,
         )

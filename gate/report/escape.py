@@ -1,8 +1,12 @@
 """Every escape the product applies to user data lives here, one function per sink.
 
-Stimulus names, tags and messages come from files we do not control. Before
-they reach Markdown (job summary, PR comment), an HTML comment or a GitHub
-workflow command, they pass through exactly one of these functions.
+Stimulus names, tags, messages and file names come from files we do not control. Before
+they reach Markdown (job summary, PR comment), an HTML comment, a GitHub workflow command or
+a line of the log (stderr, stdout), they pass through exactly one of these functions.
+
+Common to all: a lone surrogate (JSON may spell one, ``"\\ud800"``; a file name with bytes
+that are not UTF-8 holds one) cannot be written as UTF-8 and bidirectional controls (U+202E
+and kin) make text display in another order than it is stored; both become U+FFFD, visibly.
 """
 
 from __future__ import annotations
@@ -12,16 +16,31 @@ import re
 # CommonMark lets any ASCII punctuation be backslash-escaped; escaping all of it
 # turns off emphasis, links, images, code, HTML, headings, lists and tables at once.
 _MD_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+# C0 and C1 controls and the Unicode line and paragraph separators: str.splitlines() breaks
+# a line at U+0085 and U+2028 as at "\n", and so may a renderer.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+# Bidirectional formatting (Trojan Source) and lone surrogates.
+_UNSAFE = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
 # GitHub links these after rendering (mentions, issue refs, bare URLs); a word
 # joiner keeps the text readable while breaking the pattern.
 _WORD_JOINER = "\u2060"
-# Mentions need "@" after a non-word character, e-mail autolinks a dotted
-# domain after it; issue references ("#12", "org/repo#12") need a digit after
-# "#"; URLs need "://" or "www.". Others ("pass@3") are left readable.
+# Mentions need "@" after anything but an ASCII letter, digit or "_" (GitHub's pattern is
+# ASCII: "é@octocat" mentions), e-mail autolinks a dotted domain after it; issue references
+# ("#12", "org/repo#12", "GH-12") need a digit after "#" or "GH-"; URLs need "://" or "www.".
+# Others ("pass@3") are left readable.
 _AUTOLINK_TRIGGERS = re.compile(
-    r"((?<!\w)@(?=\w)|@(?=[\w-]+\.\w)|#(?=\d)|://|www\.)", re.IGNORECASE
+    r"((?<![A-Za-z0-9_])@(?=\w)|@(?=[\w-]+\.\w)|#(?=\d)|\bGH-(?=\d)|://|www\.)", re.IGNORECASE
 )
+# Log lines: everything that could end the line or hide what it says, shown as an escape.
+_LOG_UNSAFE = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def safe_text(value: object) -> str:
+    """``value`` as text with lone surrogates and bidirectional controls replaced by U+FFFD."""
+    return _UNSAFE.sub(REPLACEMENT, str(value))
 
 
 def md_text(value: object, max_length: int = 200) -> str:
@@ -30,7 +49,7 @@ def md_text(value: object, max_length: int = 200) -> str:
     Newlines and control characters become spaces, every ASCII punctuation mark
     is backslash-escaped and GitHub's autolink triggers are broken.
     """
-    text = _CONTROL.sub(" ", str(value))
+    text = _CONTROL.sub(" ", safe_text(value))
     if len(text) > max_length:
         text = text[: max_length - 1] + "…"
     text = _AUTOLINK_TRIGGERS.sub(lambda m: _break(m.group(1)), text)
@@ -42,6 +61,8 @@ def _break(trigger: str) -> str:
         return ":" + _WORD_JOINER + "//"
     if trigger.lower() == "www.":
         return trigger[:3] + _WORD_JOINER + "."
+    if trigger.lower() == "gh-":
+        return trigger[:2] + _WORD_JOINER + "-"
     return trigger + _WORD_JOINER
 
 
@@ -53,9 +74,28 @@ def html_comment_text(value: str) -> str:
 
 def workflow_data(value: str) -> str:
     """Message part of a ``::error ...::message`` workflow command (actions/toolkit rules)."""
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return safe_text(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def workflow_property(value: str) -> str:
     """Property value of a workflow command (``title=``, ``file=``)."""
     return workflow_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def log_text(value: object, max_length: int = 4000) -> str:
+    """One line of a log (stderr, a runner's log): no line break, control character, lone
+    surrogate or bidirectional control survives; each is shown as its escape (``\\n``,
+    ``\\x1b``, ``\\u202e``), so a file named ``x\\n::error::y`` cannot start a workflow
+    command and what is printed is what the name holds."""
+    text = _LOG_UNSAFE.sub(lambda m: _escape(m.group()), str(value))
+    if len(text) > max_length:
+        text = text[: max_length - 1] + "…"
+    return text
+
+
+def _escape(char: str) -> str:
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    if char in named:
+        return named[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

@@ -24,8 +24,9 @@ from scipy import optimize, stats
 from scipy.special import comb
 
 import gate.config_template as config_template
+from gate import limits
 from gate.cli import main
-from gate.config import GATE_KINDS, MAX_CONFIG_BYTES, GateSpec, default_gate, load_config
+from gate.config import GATE_KINDS, GateSpec, default_gate, load_config
 from gate.ingest import load
 from gate.pipeline import CheckRequest, run_check
 from gate.scoring import score_table
@@ -381,17 +382,21 @@ def test_validate_refuses_hostile_configuration_files_without_a_traceback(tmp_pa
     not_utf8 = tmp_path / "latin1.yml"
     not_utf8.write_bytes(b"version: 1\n# caf\xe9\n")  # 11 + 5 bytes before the é
     huge = tmp_path / "huge.yml"
-    huge.write_bytes(b"version: 1\n" + b"#" * MAX_CONFIG_BYTES)
+    huge.write_bytes(b"version: 1\n" + b"#" * limits.CONFIG_BYTES.value())
     for path, message in (
-        (fifo, f"{fifo}: the configuration is not a regular file"),
-        (Path("/dev/zero"), "/dev/zero: the configuration is not a regular file"),
-        (not_utf8, f"{not_utf8}: not UTF-8: byte 16 is 0xe9"),
-        (huge, f"{huge}: the configuration is larger than 1048576 bytes"),
+        (fifo, f"{fifo}: a named pipe (FIFO): only regular files are read"),
+        (Path("/dev/zero"), "/dev/zero: a character device: only regular files are read"),
+        (
+            not_utf8,
+            f"{not_utf8}: the configuration is not UTF-8 text (invalid continuation byte "
+            "at byte 16)",
+        ),
+        (huge, f"{huge}: the file is over the configuration size limit (1,048,587 bytes)"),
     ):
         result = invoke("validate", "--config", str(path))
         assert result.exit_code == 2, (path, result.output)
-        assert f"invalid: {message}" in result.stderr
+        assert message in result.stderr and "invalid: " in result.stderr
         assert "Traceback" not in result.output
     checked = invoke("check", str(EXAMPLES / "failing" / "results.jsonl"), "--config", str(fifo))
     assert checked.exit_code == 2
-    assert f"Error: {fifo}: the configuration is not a regular file" in checked.stderr
+    assert f"Error: cannot read the configuration: {fifo}: a named pipe (FIFO)" in checked.stderr

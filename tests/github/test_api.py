@@ -235,3 +235,73 @@ def test_the_token_is_in_no_repr_or_error_message(fake_github: FakeGitHub) -> No
 def test_api_url_must_be_http() -> None:
     with pytest.raises(ValueError):
         GitHubApi("file:///etc/passwd", Secret(TOKEN))
+
+
+@pytest.fixture
+def dripping_server() -> Iterator[str]:
+    """Answers every request, but one byte every 0.2 s and without end: each read gets a
+    byte long before any per-read timeout, so only a deadline can stop the client."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    stop = threading.Event()
+
+    def drip(connection: socket.socket) -> None:
+        with connection:
+            connection.recv(65536)
+            answer = b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 10_000
+            for byte in answer:
+                if stop.wait(0.2):
+                    return
+                try:
+                    connection.sendall(bytes([byte]))
+                except OSError:
+                    return
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                continue
+            threading.Thread(target=drip, args=(connection,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    stop.set()
+    thread.join()
+    listener.close()
+
+
+def test_a_server_that_drips_bytes_is_given_up_at_the_deadline(
+    dripping_server: str, sleeps: Sleeps
+) -> None:
+    client = GitHubApi(dripping_server, Secret(TOKEN), timeout=20, deadline=1.5, sleep=sleeps)
+    started = time.monotonic()
+    with pytest.raises(ApiError, match="gave up: the GitHub API calls of this step may take 2 s"):
+        client.request("GET", "/user")
+    assert 1.4 < time.monotonic() - started < 3.5
+    # The deadline is the client's, for every later call too: no new attempt is made.
+    with pytest.raises(ApiError, match="gave up"):
+        client.request("GET", "/user")
+    assert sleeps == []
+
+
+def test_no_wait_is_begun_that_would_end_after_the_deadline(fake_github: FakeGitHub) -> None:
+    fake_github.fail("GET", "/user", status=503, times=5, headers={"Retry-After": "30"})
+    now = [0.0]
+    waited: list[float] = []
+    client = GitHubApi(
+        fake_github.url, Secret(TOKEN), deadline=20, sleep=waited.append, monotonic=lambda: now[0]
+    )
+    with pytest.raises(ApiError, match="asks to wait 30 s"):
+        client.request("GET", "/user")
+    assert waited == []
+
+
+def test_a_token_with_a_line_break_is_refused_without_being_quoted() -> None:
+    with pytest.raises(ValueError) as raised:
+        GitHubApi("https://api.github.com", Secret("ghs_abc0123456789\r\nInjected: yes"))
+    assert "ghs_abc" not in str(raised.value) and "line break" in str(raised.value)

@@ -21,7 +21,7 @@ import pytest
 
 from gate.github.api import GitHubApi
 from gate.github.inputs import Secret
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, ROOT
 from tests.github.conftest import AUTH, Sleeps, assert_requests
 from tests.github.contract import (
     HEAD_SHA,
@@ -142,10 +142,12 @@ class Harness:
     def subprocess(self, example: str, **kwargs: Any) -> Run:
         env, workspace, commands = self.prepare(example, **kwargs)
         keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "SYSTEMROOT")}
+        # -s -P and an explicit PYTHONPATH: the checkout under test, not whichever one the
+        # environment's editable install points to, and nothing from the user's site or cwd.
         result = subprocess.run(
-            [sys.executable, "-I", "-m", "gate.github"],
+            [sys.executable, "-s", "-P", "-m", "gate.github"],
             cwd=workspace,
-            env={**keep, **env},
+            env={**keep, **env, "PYTHONPATH": str(ROOT)},
             capture_output=True,
             text=True,
             timeout=120,

@@ -48,6 +48,10 @@ HOSTILE = [
     "&lt;b&gt; &#x3C;",
     "# heading",
     "> quote",
+    "closes GH-45",
+    "é@octocat and ü@org/team",
+    "row\u0085split\u2028here",
+    "evil\u202eslmth.exe\u2066x\u2069",
 ]
 #: the only raw HTML the product itself writes.
 OUR_HTML = [
@@ -56,8 +60,10 @@ OUR_HTML = [
     re.compile(r"</details>\n?"),
     re.compile(r"</?sub>"),
 ]
-MENTION = re.compile(r"(?<![\w`])@[A-Za-z0-9]")
-AUTOLINK = re.compile(r"https?://|www\.|(?<![\w])#\d|\w@\w+\.\w", re.IGNORECASE)
+# GitHub's patterns are ASCII: "é@octocat" mentions, "GH-45" links issue 45.
+MENTION = re.compile(r"(?<![A-Za-z0-9_`])@[A-Za-z0-9]")
+AUTOLINK = re.compile(r"https?://|www\.|(?<![\w])#\d|\w@\w+\.\w|\bGH-\d", re.IGNORECASE)
+BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def renderer() -> MarkdownIt:
@@ -112,6 +118,7 @@ def assert_safe(
         if token.type in ("text", "code_inline"):
             assert not MENTION.search(token.content), token.content
             assert not AUTOLINK.search(token.content), token.content
+            assert not BIDI.search(token.content), token.content
     # No quote or fence may come from data: only our own notices are quotes.
     assert not any(t.type in ("fence", "code_block") for t in tokens)
     assert sum(t.type == "blockquote_open" for t in tokens) == our_notices

@@ -194,3 +194,17 @@ def test_fresh_reports_from_the_real_plugins(tmp_path: Path) -> None:
     both = load_one(_run_pytest(tmp_path, "--count", "2", "--reruns", "1"))
     assert _names(both.outcomes())["test_err"] == "FFFF"  # 2 repeats x (attempt + rerun)
     assert _names(both.outcomes())["test_flaky"] == "PFP"  # repeat 2 failed, then its rerun passed
+
+
+def test_a_time_that_is_not_a_finite_number_is_no_duration(tmp_path: Path) -> None:
+    from gate.ingest import IngestOptions
+    from gate.ingest.junit import read
+
+    path = tmp_path / "times.xml"
+    path.write_text(
+        '<testsuite name="s"><testcase classname="c" name="a" time="1e400"/>'
+        '<testcase classname="c" name="b" time="nan"/>'
+        '<testcase classname="c" name="c" time="0.25"/></testsuite>'
+    )
+    durations = [t.metadata.get("duration_s") for t in read(str(path), IngestOptions())]
+    assert durations == [None, None, 0.25]

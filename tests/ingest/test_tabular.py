@@ -115,7 +115,7 @@ def test_jsonl_map_typo_is_caught(tmp_path: Path) -> None:
 
 def test_a_huge_integer_trial_index_is_an_index_and_a_negative_one_is_refused() -> None:
     from gate.errors import Provenance
-    from gate.ingest.tabular import json_index, trial_index
+    from gate.ingest.values import json_index, trial_index
 
     where = Provenance("x.json")
     assert json_index(10**400, where) == 10**400  # never turned into a float

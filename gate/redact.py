@@ -1,0 +1,129 @@
+"""One redactor for every sink: no token leaves in any form it can be written in.
+
+Every text that leaves the process (stdout, stderr, the job summary, step outputs, annotations,
+the PR comment, report files) passes through :func:`redact` at the point where it is written:
+``gate.cli`` echoes, :mod:`gate.github.runner` file commands, the comment body and
+:func:`gate.fileio.atomic_write`. The secrets are the values of :data:`SECRET_VARIABLES`
+(``INPUT_GITHUB_TOKEN``, ``GITHUB_TOKEN``, the runner's own tokens); each is matched raw,
+line by line when it holds several lines, URL-encoded, JSON- and repr-escaped (how an error
+message quotes a header value), escaped as Markdown and workflow commands escape it, and in
+base64 both alone and as ``x-access-token:TOKEN`` (HTTP basic authentication, git's
+credential form).
+
+The redactor in force is the one of the environment the code runs for: the action's
+entrypoint and ``eval-gate action`` install theirs with :func:`redacting`; elsewhere it is
+built from ``os.environ``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import urllib.parse
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import lru_cache
+
+from gate.report.escape import md_text, workflow_property
+
+#: environment variables whose values never leave the process.
+SECRET_VARIABLES = (
+    "INPUT_GITHUB_TOKEN",
+    "GITHUB_TOKEN",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+)
+#: shorter values are not secrets worth the damage of replacing them everywhere.
+MIN_SECRET_LENGTH = 4
+MASK = "***"
+
+
+def _b64(text: str) -> list[str]:
+    encoded = base64.b64encode(text.encode("utf-8", "surrogatepass")).decode("ascii")
+    return [encoded, encoded.rstrip("=")]
+
+
+def forms(secret: str) -> set[str]:
+    """Every way ``secret`` may be written out, each at least :data:`MIN_SECRET_LENGTH` long."""
+    values = {secret, secret.strip()}
+    values.update(line.strip() for line in secret.splitlines())
+    found: set[str] = set()
+    for value in values:
+        if len(value) < MIN_SECRET_LENGTH:
+            continue
+        found.update(
+            {
+                value,
+                urllib.parse.quote(value, safe=""),
+                urllib.parse.quote_plus(value),
+                json.dumps(value)[1:-1],
+                json.dumps(value, ensure_ascii=False)[1:-1],
+                repr(value)[1:-1],
+                repr(value.encode("utf-8", "surrogatepass"))[2:-1],
+                value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"),
+                *_b64(value),
+                *_b64(f"x-access-token:{value}"),
+                # As the sinks escape it: Markdown (ghs\_...), workflow command properties.
+                md_text(value, len(value) * 8),
+                workflow_property(value),
+            }
+        )
+    return {form for form in found if len(form) >= MIN_SECRET_LENGTH}
+
+
+class Redactor:
+    """Replaces every form of the secrets it knows with ``***``."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        every: set[str] = set()
+        for secret in secrets:
+            every |= forms(secret)
+        # Longest first, so a form that contains another is replaced whole.
+        self._forms = sorted(every, key=len, reverse=True)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Redactor:
+        return cls(env[name] for name in SECRET_VARIABLES if env.get(name))
+
+    def __bool__(self) -> bool:
+        return bool(self._forms)
+
+    def __call__(self, text: str) -> str:
+        for form in self._forms:
+            if form in text:
+                text = text.replace(form, MASK)
+        return text
+
+
+_ACTIVE: ContextVar[Redactor | None] = ContextVar("eval_gate_redactor", default=None)
+
+
+@lru_cache(maxsize=4)
+def _of(secrets: tuple[str, ...]) -> Redactor:
+    return Redactor(secrets)
+
+
+def current() -> Redactor:
+    """The redactor in force: the one installed by :func:`redacting`, else ``os.environ``'s."""
+    active = _ACTIVE.get()
+    if active is not None:
+        return active
+    return _of(tuple(os.environ[name] for name in SECRET_VARIABLES if os.environ.get(name)))
+
+
+def redact(text: str) -> str:
+    """``text`` with every form of every secret replaced by ``***``."""
+    return current()(text)
+
+
+@contextmanager
+def redacting(env: Mapping[str, str]) -> Iterator[Redactor]:
+    """Inside this block every sink redacts the secrets of ``env``."""
+    redactor = Redactor.from_env(env)
+    token = _ACTIVE.set(redactor)
+    try:
+        yield redactor
+    finally:
+        _ACTIVE.reset(token)

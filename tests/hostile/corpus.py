@@ -1,0 +1,925 @@
+"""A generated corpus of hostile inputs, each run through a real entry point under limits.
+
+Nothing here is stored: every probe builds its files in a temporary folder (bombs are written
+streaming and compressed, so a 200 MiB payload costs 200 KB of disk), then runs ``eval-gate``
+(``gate.cli``) or the action's entrypoint (``python -m gate.github``) in a subprocess under
+``RLIMIT_AS`` = 2 GiB and a 30 s timeout, and reports exit code, output, time and peak memory.
+
+``python tests/hostile/corpus.py`` runs every probe and prints a table (time, peak RSS).
+"""
+
+from __future__ import annotations
+
+import bz2
+import io
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+MEMORY_LIMIT = 2 * 1024**3
+TIME_LIMIT = 30.0
+#: looks like an installation token; no output of any probe may contain it in any form.
+TOKEN = "ghs_hostileCorpusToken0123456789abcdefXY"
+MIB = 1024**2
+
+# The child sets its own address-space limit (no preexec_fn: the tests run threads), then
+# runs the CLI or the action's entrypoint as their console scripts do.
+BOOT = """
+import resource, runpy, sys
+limit = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+entry, sys.argv = sys.argv[2], ["eval-gate", *sys.argv[3:]]
+if entry == "cli":
+    from gate.cli import main
+    main()
+else:
+    runpy.run_module("gate.github", run_name="__main__")
+"""
+
+
+@dataclass
+class Invocation:
+    """How to run a probe: the entry point, its arguments, folder and environment."""
+
+    entry: str  # "cli" or "action"
+    args: list[str]
+    cwd: Path
+    env: dict[str, str] = field(default_factory=dict)
+    #: files the run writes whose content must hold no token (summary, outputs, report).
+    sinks: list[Path] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Probe:
+    name: str
+    build: Callable[[Path], Invocation]
+    exit_code: int
+    #: a fragment the run must print on stderr (or, for the action, in the job summary).
+    says: str
+
+
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+    seconds: float
+    peak_bytes: int
+    sinks: dict[str, str]
+
+
+def run(invocation: Invocation, timeout: float = TIME_LIMIT) -> Result:
+    """Run in a subprocess with RLIMIT_AS and a timeout; measure time and peak RSS."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": str(ROOT),
+        # One BLAS thread: each thread reserves address space the limit would count.
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "GITHUB_TOKEN": TOKEN,
+        **invocation.env,
+    }
+    command = [sys.executable, "-s", "-P", "-c", BOOT, str(MEMORY_LIMIT), invocation.entry]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.monotonic()
+        process = subprocess.Popen(
+            [*command, *invocation.args],
+            cwd=invocation.cwd,
+            env=env,
+            stdout=out,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+        )
+        timer = threading.Timer(timeout, process.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(process.pid, 0)
+        finally:
+            timer.cancel()
+        seconds = time.monotonic() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode("utf-8", "backslashreplace")
+        stderr = err.read().decode("utf-8", "backslashreplace")
+    sinks = {
+        str(path): path.read_text("utf-8", "backslashreplace")
+        for path in invocation.sinks
+        if path.is_file()
+    }
+    return Result(process.returncode, stdout, stderr, seconds, usage.ru_maxrss * 1024, sinks)
+
+
+# -- building blocks ---------------------------------------------------------------------------
+
+
+def trial_records(stimuli: int = 3, trials: int = 3) -> list[dict[str, object]]:
+    return [
+        {"suite": "s", "stimulus": f"s{s}", "trial": t, "passed": True}
+        for s in range(stimuli)
+        for t in range(trials)
+    ]
+
+
+def write_jsonl(path: Path, records: list[dict[str, object]] | None = None) -> Path:
+    records = trial_records() if records is None else records
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def cli(folder: Path, *args: str, env: dict[str, str] | None = None) -> Invocation:
+    # A gate every readable input passes: the probes are about reading, so a file that is
+    # read correctly exits 0 (without it, the default gate could call a small file
+    # inconclusive, exit 3).
+    return Invocation("cli", ["check", "--min-pass-rate", "0", *args], folder, env or {})
+
+
+INSPECT_HEADER = {
+    "version": 2,
+    "status": "success",
+    "eval": {"task": "t", "model": "m", "scorers": [{"name": "match"}]},
+    "results": {"scores": [{"name": "match"}]},
+}
+
+
+def _spaces(size: int) -> Iterator[bytes]:
+    block = b" " * MIB
+    for _ in range(size // MIB):
+        yield block
+
+
+def _zeros_array(size: int) -> Iterator[bytes]:
+    yield b"["
+    block = b"0," * (MIB // 2)
+    for _ in range(size // MIB):
+        yield block
+    yield b"0]"
+
+
+def eval_archive(
+    path: Path, summaries: Iterator[bytes], method: int = zipfile.ZIP_DEFLATED
+) -> Path:
+    """An Inspect .eval whose summaries.json is streamed in with the given method."""
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("header.json", json.dumps(INSPECT_HEADER))
+        info = zipfile.ZipInfo("summaries.json")
+        info.compress_type = method
+        with archive.open(info, "w", force_zip64=True) as member:
+            for block in summaries:
+                member.write(block)
+    return path
+
+
+def lying_archive(path: Path, method: int, size: int) -> Path:
+    """An .eval whose summaries.json unpacks to ``size`` zero bytes but declares 100."""
+    if method == 93:
+        import zstandard
+
+        compressor = zstandard.ZstdCompressor(level=3).compressobj()
+        raw = b"".join(compressor.compress(bytes(MIB)) for _ in range(size // MIB))
+        raw += compressor.flush()
+    elif method == zipfile.ZIP_BZIP2:
+        packer = bz2.BZ2Compressor(1)
+        raw = b"".join(packer.compress(bytes(MIB)) for _ in range(size // MIB)) + packer.flush()
+    else:
+        packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+        raw = b"".join(packer.compress(bytes(MIB)) for _ in range(size // MIB)) + packer.flush()
+    header = json.dumps(INSPECT_HEADER).encode()
+    entries = [
+        ("header.json", 0, header, len(header), zlib.crc32(header)),
+        ("summaries.json", method, raw, 100, 0),
+    ]
+    body = io.BytesIO()
+    central = io.BytesIO()
+    for name, kind, data, declared, crc in entries:
+        offset = body.tell()
+        encoded = name.encode()
+        body.write(
+            struct.pack(
+                "<4s5H3I2H",
+                b"PK\x03\x04",
+                20,
+                0,
+                kind,
+                0,
+                0,
+                crc,
+                len(data),
+                declared,
+                len(encoded),
+                0,
+            )
+        )
+        body.write(encoded + data)
+        central.write(
+            struct.pack(
+                "<4s6H3I5H2I",
+                b"PK\x01\x02",
+                20,
+                20,
+                0,
+                kind,
+                0,
+                0,
+                crc,
+                len(data),
+                declared,
+                len(encoded),
+                0,
+                0,
+                0,
+                0,
+                0,
+                offset,
+            )
+            + encoded
+        )
+    start = body.tell()
+    directory = central.getvalue()
+    end = struct.pack(
+        "<4s4H2IH", b"PK\x05\x06", 0, 0, len(entries), len(entries), len(directory), start, 0
+    )
+    path.write_bytes(body.getvalue() + directory + end)
+    return path
+
+
+# -- the action --------------------------------------------------------------------------------
+
+
+def action(
+    folder: Path,
+    results: str,
+    *,
+    inputs: dict[str, str] | None = None,
+    event: bytes | None = b'{"repository": {"full_name": "octo/x"}}',
+    event_path: Path | None = None,
+    output: Path | None = None,
+    summary: Path | None = None,
+    env: dict[str, str] | None = None,
+    token: str = TOKEN,
+) -> Invocation:
+    """The action's entrypoint as the runner starts it, on workspace ``folder/ws``."""
+    workspace = folder / "ws"
+    workspace.mkdir(exist_ok=True)
+    commands = folder / "fc"
+    commands.mkdir(exist_ok=True)
+    output = output or commands / "output"
+    summary = summary or commands / "summary"
+    for path in (output, summary):
+        if not path.exists():
+            path.touch()
+    if event_path is None:
+        event_path = folder / "event.json"
+        event_path.write_bytes(event or b"{}")
+    given = {"results": results, "comment": "off", "github_token": token, **(inputs or {})}
+    variables = {f"INPUT_{name.upper()}": value for name, value in given.items()}
+    variables.update(
+        {
+            "GITHUB_WORKSPACE": str(workspace),
+            "GITHUB_OUTPUT": str(output),
+            "GITHUB_STEP_SUMMARY": str(summary),
+            "GITHUB_EVENT_PATH": str(event_path),
+            "GITHUB_EVENT_NAME": "push",
+            "GITHUB_REPOSITORY": "octo/x",
+            "GITHUB_API_URL": "http://127.0.0.1:9",
+            **(env or {}),
+        }
+    )
+    report = workspace / given.get("report", "eval-gate-report.json")
+    return Invocation("action", [], workspace, variables, [output, summary, report])
+
+
+def environ_copy(token: str = TOKEN) -> bytes:
+    """What /proc/self/environ holds in a runner: NUL-separated NAME=VALUE, the token too."""
+    variables = {"PATH": "/usr/bin", "INPUT_GITHUB_TOKEN": token, "GITHUB_TOKEN": token}
+    return b"\0".join(f"{k}={v}".encode() for k, v in variables.items()) + b"\0"
+
+
+@contextmanager
+def dripping_api() -> Iterator[str]:
+    """A GitHub API on loopback that answers one byte every 0.5 s, forever."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    stop = threading.Event()
+
+    def drip(connection: socket.socket) -> None:
+        with connection:
+            try:
+                connection.recv(65536)
+                for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 100_000:
+                    if stop.wait(0.5):
+                        return
+                    connection.sendall(bytes([byte]))
+            except OSError:
+                return
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                continue
+            threading.Thread(target=drip, args=(connection,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+
+
+# -- the probes --------------------------------------------------------------------------------
+
+
+def _fifo(folder: Path, name: str) -> Path:
+    path = folder / name
+    os.mkfifo(path)
+    return path
+
+
+def _link(folder: Path, name: str, target: str | Path) -> Path:
+    path = folder / name
+    os.symlink(target, path)
+    return path
+
+
+def _config(folder: Path, text: str | bytes, *args: str) -> Invocation:
+    config = folder / "gates.yml"
+    config.write_bytes(text.encode() if isinstance(text, str) else text)
+    return cli(folder, str(write_jsonl(folder / "r.jsonl")), "--config", str(config), *args)
+
+
+def _billion_laughs_yaml() -> str:
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for n, name in enumerate("bcdefghi"):
+        previous = "abcdefghi"[n]
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{previous}"] * 9) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def _nested_folder(folder: Path) -> Invocation:
+    data = folder / "d"
+    (data / "sub").mkdir(parents=True)
+    write_jsonl(data / "sub" / "results.jsonl")
+    _link(data, "loop", ".")  # d/loop -> d
+    _link(data / "sub", "up", "..")  # d/sub/up -> d
+    _link(data, "usr", "/usr")
+    _link(data, "environ.jsonl", "/proc/self/environ")  # a link out of the folder: skipped
+    return cli(folder, "d")
+
+
+def _glob_through_loops(folder: Path) -> Invocation:
+    _nested_folder(folder)
+    (folder / "d" / "environ.jsonl").unlink()
+    return cli(folder, "d/**/*.jsonl")
+
+
+def _glob_matching_environ(folder: Path) -> Invocation:
+    _nested_folder(folder)
+    return cli(folder, "d/*.jsonl")  # names the link to /proc/self/environ: refused, not skipped
+
+
+def _named_like_a_command(folder: Path) -> Invocation:
+    path = write_jsonl(folder / "x\n::error title=pwn::owned\r.jsonl")
+    return cli(folder, str(path))
+
+
+def _validate_with_a_link_named_like_a_command(folder: Path) -> Invocation:
+    (folder / "d").mkdir()
+    write_jsonl(folder / "d" / "r.jsonl")
+    _link(folder / "d", "x\n::error title=pwn::y.jsonl", "/etc/hostname")  # skipped: a warning
+    return Invocation("cli", ["validate", "d"], folder)
+
+
+def _csv_field(folder: Path) -> Invocation:
+    path = folder / "field.csv"
+    path.write_text('stimulus,passed\n"' + "x" * 200_000 + '",true\n')
+    return cli(folder, str(path))
+
+
+def _csv_columns(folder: Path) -> Invocation:
+    path = folder / "wide.csv"
+    path.write_text("stimulus,passed," + ",".join(f"c{i}" for i in range(100_000)) + "\n")
+    return cli(folder, str(path))
+
+
+def _csv_long_line(folder: Path) -> Invocation:
+    path = folder / "long.csv"
+    with path.open("w") as handle:
+        handle.write("stimulus,passed\ns,")
+        for _ in range(70):
+            handle.write("x" * MIB)
+        handle.write("\n")
+    return cli(folder, str(path), "--format", "csv")
+
+
+def _jsonl_long_line(folder: Path) -> Invocation:
+    path = folder / "long.jsonl"
+    with path.open("w") as handle:
+        handle.write('{"stimulus": "s", "trial": 0, "passed": true, "message": "')
+        for _ in range(70):
+            handle.write("x" * MIB)
+        handle.write('"}\n')
+    return cli(folder, str(path))
+
+
+def _junit(folder: Path, body: Callable[[io.TextIOBase], None], name: str = "j.xml") -> Path:
+    path = folder / name
+    with path.open("w") as handle:
+        handle.write('<?xml version="1.0"?>\n<testsuites><testsuite name="s">')
+        body(handle)
+        handle.write("</testsuite></testsuites>\n")
+    return path
+
+
+def _junit_attribute(folder: Path) -> Invocation:
+    def body(handle: io.TextIOBase) -> None:
+        handle.write('<testcase classname="c" name="t"><failure message="')
+        for _ in range(50):
+            handle.write("m" * MIB)
+        handle.write('"/></testcase>')
+
+    return cli(folder, str(_junit(folder, body)))
+
+
+def _junit_text(folder: Path) -> Invocation:
+    def body(handle: io.TextIOBase) -> None:
+        handle.write('<testcase classname="c" name="t"><failure>first line\n')
+        for _ in range(50):
+            handle.write("traceback line\n" * (MIB // 15))
+        handle.write("</failure></testcase>")
+
+    return cli(folder, str(_junit(folder, body)))
+
+
+def _junit_deep(folder: Path) -> Invocation:
+    def body(handle: io.TextIOBase) -> None:
+        handle.write('<testcase name="t">' * 100_000 + "</testcase>" * 100_000)
+
+    return cli(folder, str(_junit(folder, body)))
+
+
+def _xml_laughs(folder: Path) -> Invocation:
+    entities = ['<!ENTITY a "lollollollollollollollollollol">']
+    for n in range(1, 10):
+        entities.append(f'<!ENTITY {chr(97 + n)} "' + f"&{chr(96 + n)};" * 10 + '">')
+    path = folder / "laughs.xml"
+    path.write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE testsuites [' + "".join(entities) + "]>\n"
+        '<testsuites><testsuite name="s"><testcase name="t"><failure message="&j;"/>'
+        "</testcase></testsuite></testsuites>\n"
+    )
+    return cli(folder, str(path))
+
+
+def _deep_document(folder: Path) -> Invocation:
+    path = folder / "deep.json"
+    path.write_text('{"schema_version": "1.0", "stimuli": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    return cli(folder, str(path), "--format", "native")
+
+
+def _deep_line(folder: Path) -> Invocation:
+    path = folder / "deep.jsonl"
+    deep = "[" * 100_000 + "]" * 100_000
+    path.write_text('{"stimulus": "s", "trial": 0, "passed": true, "metadata": ' + deep + "}\n")
+    return cli(folder, str(path))
+
+
+def _deep_metadata(folder: Path) -> Invocation:
+    # Between orjson's read limit (1024) and the depth its writer allows (254).
+    value = '{"a": ' * 300 + "1" + "}" * 300
+    lines = [json.dumps({"stimulus": f"s{i}", "trial": 0, "passed": True}) for i in range(5)] + [
+        '{"stimulus": "deep", "trial": 0, "passed": true, "metadata": ' + value + "}"
+    ]
+    path = folder / "deep-metadata.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return cli(folder, str(path))
+
+
+def _long_integer(folder: Path) -> Invocation:
+    path = folder / "digits.jsonl"
+    path.write_text(
+        '{"stimulus": "s", "trial": 0, "passed": true, "metadata": {"n": ' + "7" * 5000 + "}}\n"
+    )
+    return cli(folder, str(path))
+
+
+def _surrogates(folder: Path) -> Invocation:
+    records = trial_records(2, 3)
+    records[0].update(stimulus="bad \ud800 name", passed=False, message="lone \udfff here")
+    path = folder / "surrogates.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    invocation = cli(
+        folder,
+        str(path),
+        "--summary",
+        "summary.md",
+        "--json",
+        "report.json",
+        "--min-pass-rate",
+        "0.99",
+    )
+    invocation.sinks = [folder / "summary.md", folder / "report.json"]
+    return invocation
+
+
+def _document(folder: Path, name: str, document: object, *args: str) -> Invocation:
+    path = folder / name
+    path.write_text(json.dumps(document))
+    return cli(folder, str(path), *args)
+
+
+HUGE = 10**400  # json.dumps writes all its digits: beyond the float range
+
+
+def _inspect_log(score: object = "C", **header: object) -> dict[str, object]:
+    return {
+        **INSPECT_HEADER,
+        **header,
+        "samples": [{"id": "a", "epoch": 1, "scores": {"match": {"value": score}}}],
+    }
+
+
+def _promptfoo(result: dict[str, object]) -> dict[str, object]:
+    base = {"testCase": {"vars": {"q": "x"}}, "success": True, "score": 1, "testIdx": 0}
+    return {"evalId": "e", "results": {"version": 3, "results": [{**base, **result}]}}
+
+
+def _vally(record: dict[str, object]) -> list[dict[str, object]]:
+    base = {
+        "type": "trial-result",
+        "stimulus": "s",
+        "trialIndex": 0,
+        "status": "success",
+        "gradeResult": {"passed": True},
+    }
+    return [{**base, **record}]
+
+
+def _lines(folder: Path, name: str, records: list[dict[str, object]], *args: str) -> Invocation:
+    path = folder / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return cli(folder, str(path), *args)
+
+
+def _tau2(reason: object) -> dict[str, object]:
+    simulation = {
+        "task_id": "1",
+        "trial": 0,
+        "termination_reason": reason,
+        "reward_info": {"reward": 1.0},
+    }
+    return {"info": {"num_trials": 1}, "tasks": [], "simulations": [simulation]}
+
+
+def _action_environ_link(folder: Path) -> Invocation:
+    invocation = action(folder, "results.jsonl")
+    _link(folder / "ws", "results.jsonl", "/proc/self/environ")
+    return invocation
+
+
+def _action_environ_copy(folder: Path) -> Invocation:
+    invocation = action(folder, "environ.csv", inputs={"format": "csv"})
+    (folder / "ws" / "environ.csv").write_bytes(environ_copy().replace(b"\0", b","))
+    return invocation
+
+
+def _action_environ_copy_jsonl(folder: Path) -> Invocation:
+    invocation = action(folder, "environ.jsonl")
+    (folder / "ws" / "environ.jsonl").write_bytes(environ_copy())
+    return invocation
+
+
+def _dry_run_environ_copy(folder: Path) -> Invocation:
+    invocation = _action_environ_copy(folder)
+    invocation.entry = "cli"
+    invocation.args = ["action", "--dry-run"]
+    return invocation
+
+
+def _action_outside(folder: Path) -> Invocation:
+    write_jsonl(folder / "outside.jsonl")
+    return action(folder, "../outside.jsonl")
+
+
+def _action_passing(folder: Path, **kwargs: Any) -> Invocation:
+    invocation = action(folder, "results.jsonl", **kwargs)
+    write_jsonl(folder / "ws" / "results.jsonl")
+    return invocation
+
+
+def _event_fifo(folder: Path) -> Invocation:
+    return _action_passing(folder, event_path=_fifo(folder, "event.json"))
+
+
+def _event_deep(folder: Path) -> Invocation:
+    return _action_passing(folder, event=b'{"a": ' * 100_000 + b"1" + b"}" * 100_000)
+
+
+def _output_folder(folder: Path) -> Invocation:
+    (folder / "out-dir").mkdir()
+    return _action_passing(folder, output=folder / "out-dir")
+
+
+def _summary_folder(folder: Path) -> Invocation:
+    (folder / "summary-dir").mkdir()
+    return _action_passing(folder, summary=folder / "summary-dir")
+
+
+def _report_over_results(folder: Path) -> Invocation:
+    invocation = _action_passing(folder, inputs={"report": "results.jsonl"})
+    invocation.sinks = invocation.sinks[:2]
+    return invocation
+
+
+def _token_with_line_break(folder: Path) -> Invocation:
+    return _action_passing(
+        folder,
+        inputs={"comment": "always"},
+        token="ghs_firstHalfOfAToken01\r\nsecondHalfOfAToken23",
+        env={"GITHUB_EVENT_NAME": "pull_request"},
+        event=b'{"pull_request": {"number": 7}}',
+    )
+
+
+def _report_unwritable(folder: Path) -> Invocation:
+    blocker = folder / "blocker"
+    blocker.write_text("a file, not a folder")
+    return cli(folder, str(write_jsonl(folder / "r.jsonl")), "--json", "blocker/report.json")
+
+
+def probes() -> list[Probe]:
+    """Every probe: name, how to build and run it, the exit code and a fragment it must say."""
+    z = zipfile
+    return [
+        # -- files that are not results --------------------------------------------------------
+        Probe("proc-environ", lambda f: cli(f, "/proc/self/environ"), 2, "/proc"),
+        Probe(
+            "proc-environ-link",
+            lambda f: cli(f, str(_link(f, "r.jsonl", "/proc/self/environ"))),
+            2,
+            "/proc",
+        ),
+        Probe("proc-glob", lambda f: cli(f, "/proc/self/env*"), 2, "/proc"),
+        Probe("fifo-results", lambda f: cli(f, str(_fifo(f, "r.jsonl"))), 2, "named pipe"),
+        Probe(
+            "fifo-config",
+            lambda f: cli(f, str(write_jsonl(f / "r.jsonl")), "--config", str(_fifo(f, "c.yml"))),
+            2,
+            "named pipe",
+        ),
+        Probe("dev-zero", lambda f: cli(f, "/dev/zero"), 2, "character device"),
+        Probe(
+            "dev-urandom",
+            lambda f: cli(f, "/dev/urandom", "--format", "native"),
+            2,
+            "character device",
+        ),
+        Probe("socket-results", lambda f: cli(f, str(_socket(f))), 2, "r.sock"),
+        Probe("folder-with-loops-and-links", _nested_folder, 0, "read d/sub/results.jsonl"),
+        Probe("glob-through-loops", _glob_through_loops, 0, "read d/sub/results.jsonl"),
+        Probe("glob-matching-a-link-to-environ", _glob_matching_environ, 2, "/proc"),
+        Probe(
+            "validate-link-named-like-a-command",
+            _validate_with_a_link_named_like_a_command,
+            0,
+            "x\\n::error title=pwn::y.jsonl: skipped",
+        ),
+        Probe(
+            "file-named-like-a-command",
+            _named_like_a_command,
+            0,
+            "x\\n::error title=pwn::owned\\r.jsonl",
+        ),
+        # -- bombs -------------------------------------------------------------------------------
+        Probe(
+            "eval-200MiB-whitespace",
+            lambda f: cli(f, str(eval_archive(f / "ws.eval", _spaces(200 * MIB)))),
+            2,
+            "not valid JSON",
+        ),
+        Probe(
+            "eval-100MiB-zeros",
+            lambda f: cli(f, str(eval_archive(f / "zeros.eval", _zeros_array(100 * MIB)))),
+            2,
+            "JSON values limit",
+        ),
+        Probe(
+            "eval-bzip2-liar-520MiB",
+            lambda f: cli(f, str(lying_archive(f / "b.eval", z.ZIP_BZIP2, 520 * MIB))),
+            2,
+            "unpacks to more",
+        ),
+        Probe(
+            "eval-zstd-liar-520MiB",
+            lambda f: cli(f, str(lying_archive(f / "z.eval", 93, 520 * MIB))),
+            2,
+            "unpacks to more",
+        ),
+        Probe(
+            "eval-deflate-liar-520MiB",
+            lambda f: cli(f, str(lying_archive(f / "d.eval", z.ZIP_DEFLATED, 520 * MIB))),
+            2,
+            "unpacks to more",
+        ),
+        Probe(
+            "yaml-2MiB",
+            lambda f: _config(f, "# " + "x" * (2 * MIB) + "\nversion: 1\n"),
+            2,
+            "configuration size",
+        ),
+        Probe(
+            "yaml-billion-laughs",
+            lambda f: _config(f, _billion_laughs_yaml()),
+            2,
+            "aliases are expanded",
+        ),
+        Probe(
+            "yaml-5000-deep",
+            lambda f: _config(f, "a: " + "[" * 5000 + "]" * 5000 + "\n"),
+            2,
+            "nest more than 32",
+        ),
+        Probe(
+            "yaml-unhashable-key",
+            lambda f: _config(f, "? [a, b]\n: 1\n"),
+            2,
+            "list as a mapping key",
+        ),
+        Probe("yaml-not-utf8", lambda f: _config(f, b"version: 1\nk: \xff\xfe\n"), 2, "not UTF-8"),
+        Probe(
+            "yaml-5000-digit-integer",
+            lambda f: _config(f, "version: 1\nk: " + "9" * 5000 + "\n"),
+            2,
+            "gates.yml",
+        ),
+        Probe(
+            "yaml-integer-beyond-float",
+            lambda f: _config(f, "version: 1\nconfidence: 1" + "0" * 400 + "\n"),
+            2,
+            "beyond the range",
+        ),
+        Probe("csv-100k-columns", _csv_columns, 2, "CSV columns"),
+        Probe("csv-200KB-field", _csv_field, 2, "field larger than field limit"),
+        Probe("csv-70MiB-line", _csv_long_line, 2, "line length"),
+        Probe("jsonl-70MiB-line", _jsonl_long_line, 2, "line length"),
+        Probe("junit-50MB-attribute", _junit_attribute, 2, "XML attribute"),
+        Probe("junit-50MB-text", _junit_text, 0, "j.xml as junit"),
+        Probe("junit-100k-deep", _junit_deep, 2, "XML nesting"),
+        Probe("xml-billion-laughs", _xml_laughs, 2, "laughs.xml"),
+        Probe("json-100k-deep-document", _deep_document, 2, "nest more than 254"),
+        Probe("jsonl-100k-deep-line", _deep_line, 2, "nest more than 254"),
+        Probe("jsonl-metadata-300-deep", _deep_metadata, 2, "nest more than 254"),
+        Probe("json-5000-digit-integer", _long_integer, 2, "5000 digits"),
+        # -- values past the float range, wrong JSON types ----------------------------------------
+        Probe("lone-surrogates", _surrogates, 1, "FAIL"),
+        Probe(
+            "inspect-score-beyond-float",
+            lambda f: _document(f, "i.json", _inspect_log(HUGE)),
+            2,
+            "non-finite",
+        ),
+        Probe(
+            "inspect-scorers-not-a-list",
+            lambda f: _document(f, "i.json", _inspect_log(eval={"task": "t", "scorers": 5})),
+            2,
+            "not an array of scorers",
+        ),
+        Probe(
+            "inspect-scores-without-names",
+            lambda f: _document(f, "i.json", _inspect_log(results={"scores": [{}, {"name": []}]})),
+            0,
+            "i.json as inspect",
+        ),
+        Probe(
+            "native-grader-weight-beyond-float",
+            lambda f: _lines(
+                f,
+                "w.jsonl",
+                [{"type": "suite", "suite": "s", "grader_weights": {"g": HUGE}}, *trial_records()],
+            ),
+            2,
+            "grader_weights",
+        ),
+        Probe(
+            "native-trial-index-10e30",
+            lambda f: _lines(f, "t.jsonl", [{"stimulus": "s", "trial": 10**30, "passed": True}]),
+            0,
+            "t.jsonl as native",
+        ),
+        Probe(
+            "native-trial-index-10e9",
+            lambda f: _lines(f, "t.jsonl", [{"stimulus": "s", "trial": 10**9, "passed": True}]),
+            0,
+            "t.jsonl as native",
+        ),
+        Probe(
+            "counts-n-beyond-float",
+            lambda f: _lines(f, "c.jsonl", [{"stimulus": "s", "n": HUGE, "c": 1}]),
+            2,
+            "c.jsonl",
+        ),
+        Probe(
+            "promptfoo-latency-beyond-float",
+            lambda f: _document(f, "p.json", _promptfoo({"latencyMs": HUGE})),
+            2,
+            "latencyMs",
+        ),
+        Probe(
+            "promptfoo-component-results-not-a-list",
+            lambda f: _document(
+                f, "p.json", _promptfoo({"gradingResult": {"componentResults": 5}})
+            ),
+            2,
+            "componentResults",
+        ),
+        Probe(
+            "vally-duration-beyond-float",
+            lambda f: _lines(f, "v.jsonl", _vally({"durationMs": HUGE})),
+            2,
+            "durationMs",
+        ),
+        Probe(
+            "vally-status-a-list",
+            lambda f: _lines(f, "v.jsonl", _vally({"status": ["success"]})),
+            2,
+            "status",
+        ),
+        Probe(
+            "tau2-termination-reason-a-list",
+            lambda f: _document(f, "t.json", _tau2(["x"])),
+            2,
+            "termination_reason",
+        ),
+        # -- the action and its outputs ----------------------------------------------------------
+        Probe("action-results-link-to-environ", _action_environ_link, 2, "/proc or /sys"),
+        Probe("action-environ-copy-csv", _action_environ_copy, 2, "environ.csv"),
+        Probe("action-environ-copy-jsonl", _action_environ_copy_jsonl, 2, "environ.jsonl"),
+        Probe("dry-run-environ-copy", _dry_run_environ_copy, 2, "environ.csv"),
+        Probe("action-results-outside-workspace", _action_outside, 2, "outside the workspace"),
+        Probe("action-event-fifo", _event_fifo, 0, "named pipe"),
+        Probe("action-event-100k-deep", _event_deep, 0, "nested too deep"),
+        Probe("action-output-is-a-folder", _output_folder, 0, "cannot write GITHUB_OUTPUT"),
+        Probe("action-summary-is-a-folder", _summary_folder, 0, "cannot write GITHUB_STEP_SUMMARY"),
+        Probe("action-report-over-results", _report_over_results, 2, "refusing to overwrite"),
+        Probe("action-token-with-line-break", _token_with_line_break, 0, "line break"),
+        Probe(
+            "cli-json-over-results",
+            lambda f: cli(f, str(write_jsonl(f / "r.jsonl")), "--json", str(f / "r.jsonl")),
+            2,
+            "refusing to overwrite",
+        ),
+        Probe(
+            "cli-report-unwritable",
+            _report_unwritable,
+            0,
+            "warning: the JSON report was not written",
+        ),
+    ]
+
+
+def _socket(folder: Path) -> Path:
+    path = folder / "r.sock"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(path))
+    return path
+
+
+def main() -> None:
+    """Run every probe and print its outcome, time and peak memory."""
+    print(f"{'probe':44} {'exit':>4} {'seconds':>8} {'peak MiB':>9}")
+    for probe in probes():
+        with tempfile.TemporaryDirectory() as folder:
+            invocation = probe.build(Path(folder))
+            result = run(invocation)
+        mark = "" if result.exit_code == probe.exit_code else f"  (expected {probe.exit_code})"
+        print(
+            f"{probe.name:44} {result.exit_code:>4} {result.seconds:8.2f} "
+            f"{result.peak_bytes / MIB:9.0f}{mark}"
+        )
+        if mark or "Traceback" in result.stderr:
+            print("   ", result.stderr.strip().splitlines()[-1:] if result.stderr.strip() else "")
+
+
+if __name__ == "__main__":
+    main()
