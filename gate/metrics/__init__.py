@@ -93,6 +93,7 @@ from gate.metrics.reliability import (
     reliability_decay_curve,
     summarize,
     variance_amplification,
+    variance_amplification_counts,
 )
 from gate.metrics.spectrum import (
     geo_spectrum_at_k,
@@ -208,5 +209,6 @@ __all__ = [
     "unanimous_at_k",
     "unanimous_at_k_ci",
     "variance_amplification",
+    "variance_amplification_counts",
     "z_value",
 ]
