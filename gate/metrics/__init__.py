@@ -3,7 +3,8 @@
 Exact, numerically stable estimators for multi-trial eval results, with honest
 intervals. A drop-in for ``scorio.eval`` (``from gate import metrics`` gives the
 same names, arguments and numbers) plus ragged suites (``*_counts``), rate
-intervals, reliability summaries and run planning.
+intervals, reliability summaries and run planning; cost, duration and token
+statistics (``usage_summary``, ``usage_change``).
 
 Only numpy, ``scipy.special`` and the standard library are imported
 (``scipy.stats`` is never loaded). See ``docs/metrics.md``.
@@ -117,18 +118,44 @@ from gate.metrics.spectrum import (
     threshold_spectrum_at_k_ci_counts,
     threshold_spectrum_at_k_counts,
 )
+from gate.metrics.usage import (
+    CostSummary,
+    DurationSummary,
+    MissingUsageError,
+    TokensSummary,
+    TrialUsage,
+    UsageChange,
+    UsageComparison,
+    UsageInterval,
+    UsageSummary,
+    cost_summary,
+    duration_summary,
+    mean_per_trial_interval,
+    tokens_summary,
+    usage_change,
+    usage_summary,
+)
 
 __all__ = [
     "RELIABILITY_TARGETS",
     "CIResult",
+    "CostSummary",
+    "DurationSummary",
     "FlakinessBand",
     "Interval",
     "IntervalMethod",
     "MeanSigma",
+    "MissingUsageError",
     "MultiTrialMetrics",
     "ReliabilitySummary",
     "SuiteMetric",
+    "TokensSummary",
+    "TrialUsage",
     "UnknownTargetError",
+    "UsageChange",
+    "UsageComparison",
+    "UsageInterval",
+    "UsageSummary",
     "auc_at_k",
     "auc_at_k_ci",
     "auc_at_k_ci_counts",
@@ -142,6 +169,8 @@ __all__ = [
     "bayes_ci_counts",
     "bayes_counts",
     "confidence_band",
+    "cost_summary",
+    "duration_summary",
     "flakiness_band",
     "flakiness_percent",
     "g_pass_at_k",
@@ -177,6 +206,7 @@ __all__ = [
     "max_at_k_ci",
     "max_at_k_ci_counts",
     "max_at_k_counts",
+    "mean_per_trial_interval",
     "mg_pass_at_k",
     "mg_pass_at_k_ci",
     "mg_pass_at_k_ci_counts",
@@ -206,8 +236,11 @@ __all__ = [
     "threshold_spectrum_at_k_ci",
     "threshold_spectrum_at_k_ci_counts",
     "threshold_spectrum_at_k_counts",
+    "tokens_summary",
     "unanimous_at_k",
     "unanimous_at_k_ci",
+    "usage_change",
+    "usage_summary",
     "variance_amplification",
     "variance_amplification_counts",
     "z_value",
