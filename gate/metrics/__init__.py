@@ -3,8 +3,10 @@
 Exact, numerically stable estimators for multi-trial eval results, with honest
 intervals. A drop-in for ``scorio.eval`` (``from gate import metrics`` gives the
 same names, arguments and numbers) plus ragged suites (``*_counts``), rate
-intervals, reliability summaries and run planning; cost, duration and token
-statistics (``usage_summary``, ``usage_change``).
+intervals, reliability summaries and run planning; a registry of every metric a
+gate can name (``resolve``, ``parse_metric_gate``) and its evaluation on a suite
+(``evaluate``); cost, duration and token statistics (``usage_summary``,
+``usage_change``).
 
 Only numpy, ``scipy.special`` and the standard library are imported
 (``scipy.stats`` is never loaded). See ``docs/metrics.md``.
@@ -33,6 +35,15 @@ from gate.metrics.counts import (
     pass_hat_k_counts,
     pass_hat_k_plugin_counts,
     pass_to_the_k,
+)
+from gate.metrics.evaluate import (
+    MetricDataError,
+    MetricInterval,
+    MetricValue,
+    StimulusVerdict,
+    SuiteOutcomes,
+    evaluate,
+    judge_stimuli,
 )
 from gate.metrics.intervals import (
     CIResult,
@@ -83,6 +94,19 @@ from gate.metrics.pass_family import (
     pass_hat_k_ci_counts,
     unanimous_at_k,
     unanimous_at_k_ci,
+)
+from gate.metrics.registry import (
+    GATE_KEYS,
+    METRICS,
+    BoundMetric,
+    MetricGateSpec,
+    MetricInfo,
+    MetricSpecError,
+    Parameter,
+    metric_names,
+    parse_metric_gate,
+    resolve,
+    split_metric_spec,
 )
 from gate.metrics.reliability import (
     RELIABILITY_TARGETS,
@@ -137,7 +161,10 @@ from gate.metrics.usage import (
 )
 
 __all__ = [
+    "GATE_KEYS",
+    "METRICS",
     "RELIABILITY_TARGETS",
+    "BoundMetric",
     "CIResult",
     "CostSummary",
     "DurationSummary",
@@ -145,10 +172,19 @@ __all__ = [
     "Interval",
     "IntervalMethod",
     "MeanSigma",
+    "MetricDataError",
+    "MetricGateSpec",
+    "MetricInfo",
+    "MetricInterval",
+    "MetricSpecError",
+    "MetricValue",
     "MissingUsageError",
     "MultiTrialMetrics",
+    "Parameter",
     "ReliabilitySummary",
+    "StimulusVerdict",
     "SuiteMetric",
+    "SuiteOutcomes",
     "TokensSummary",
     "TrialUsage",
     "UnknownTargetError",
@@ -171,6 +207,7 @@ __all__ = [
     "confidence_band",
     "cost_summary",
     "duration_summary",
+    "evaluate",
     "flakiness_band",
     "flakiness_percent",
     "g_pass_at_k",
@@ -198,6 +235,7 @@ __all__ = [
     "geom_ds_at_k_ci_counts",
     "geom_ds_at_k_counts",
     "graceful_degradation",
+    "judge_stimuli",
     "maj_at_k",
     "maj_at_k_ci",
     "maj_at_k_ci_counts",
@@ -207,11 +245,13 @@ __all__ = [
     "max_at_k_ci_counts",
     "max_at_k_counts",
     "mean_per_trial_interval",
+    "metric_names",
     "mg_pass_at_k",
     "mg_pass_at_k_ci",
     "mg_pass_at_k_ci_counts",
     "mg_pass_at_k_counts",
     "multi_trial_metrics",
+    "parse_metric_gate",
     "pass_at_k",
     "pass_at_k_ci",
     "pass_at_k_ci_counts",
@@ -229,6 +269,8 @@ __all__ = [
     "rate_interval",
     "recommend_runs",
     "reliability_decay_curve",
+    "resolve",
+    "split_metric_spec",
     "suite_interval",
     "suite_mean_interval",
     "summarize",

@@ -13,9 +13,12 @@ import pytest
 
 from gate.ingest import load
 from gate.metrics import (
+    MetricDataError,
     TrialUsage,
     cost_summary,
+    evaluate,
     mean_per_trial_interval,
+    resolve,
     tokens_summary,
     usage_change,
     usage_summary,
@@ -77,6 +80,19 @@ def test_example_results_usage_block_by_hand() -> None:
     assert times.p50 == pytest.approx(type7(durations, 0.5), rel=1e-15)
     assert times.p95 == pytest.approx(type7(durations, 0.95), rel=1e-15)
     assert times.quantile_method.startswith("linear")
+    # The same numbers through the registry's dot paths.
+    for path, expected in [
+        ("cost_usd.total", block.total),
+        ("cost_usd.mean_per_trial", block.mean_per_trial),
+        ("cost_usd.per_pass", block.per_pass),
+        ("duration_s.mean", times.mean),
+        ("duration_s.p50", times.p50),
+        ("duration_s.p95", times.p95),
+    ]:
+        value = evaluate(resolve(path), usage)
+        assert value.value == expected and value.per_stimulus is None
+    with pytest.raises(MetricDataError, match="no trial reports tokens"):
+        evaluate(resolve("tokens.mean_per_trial"), usage)
 
 
 def test_promptfoo_tokens_and_cost() -> None:
@@ -96,11 +112,14 @@ def test_promptfoo_tokens_and_cost() -> None:
         len(tokens) - len(reported),
     )
     assert block.mean_per_trial == pytest.approx(sum(reported) / len(reported), rel=1e-15)
+    value = evaluate(resolve("tokens.mean_per_trial"), usage)
+    assert value.value == block.mean_per_trial
 
 
 def test_per_pass_is_none_without_a_pass() -> None:
     usage = TrialUsage.from_trials(["a", "b"], [False, False], cost_usd=[0.5, 0.25])
     assert cost_summary(usage).per_pass is None
+    assert evaluate(resolve("cost_usd.per_pass"), usage).value is None
     # Passes are counted among the trials that report a cost.
     usage = TrialUsage.from_trials(["a", "b", "c"], [True, True, False], cost_usd=[0.5, None, 1])
     assert cost_summary(usage).per_pass == 1.5
