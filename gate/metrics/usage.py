@@ -81,11 +81,12 @@ USAGE_FIELDS: tuple[UsageField, ...] = ("cost_usd", "duration_s", "tokens")
 RESAMPLES = 2000
 SEED = 0
 #: Fewer stimuli than this give no interval of a mean (or of a change in mean):
-#: simulated coverage of the nominal 95% interval fell to 86-94% at 5 stimuli
-#: (lognormal costs, log-sd 0.7-1.1), 90-94% at 10 (docs/metric-gates-draft.md).
-MIN_STIMULI = 10
+#: 4 stimuli have 35 distinct resamples. Simulated coverage of the nominal 95%
+#: interval at 5 stimuli: 89-93% for lognormal costs of log-sd up to 1.1,
+#: 79-83% at log-sd 1.8 (bench/usage_coverage.py, docs/metric-gates-draft.md).
+MIN_STIMULI = 5
 #: The same for the change in p95 duration: a percentile bootstrap of a tail
-#: quantile covered 72-90% at 10 shared stimuli, 89-94% at 20.
+#: quantile needs more stimuli: it covered 72-90% at 10 shared stimuli, 90-96% at 20.
 MIN_STIMULI_P95 = 20
 #: Cap on the temporary (resamples × stimuli or trials) matrices, in elements.
 _CHUNK_ELEMENTS = 1 << 21
@@ -177,7 +178,7 @@ class CostSummary(NamedTuple):
 
     total: float
     mean_per_trial: float
-    #: ``None`` with fewer than 10 stimuli reporting a cost.
+    #: ``None`` with fewer than 5 stimuli reporting a cost.
     mean_per_trial_interval: UsageInterval | None
     #: ``None`` when no trial that reports a cost passed.
     per_pass: float | None
@@ -261,6 +262,7 @@ def _ratio_bootstrap_t(
     confidence: float,
     resamples: int,
     seed: int,
+    estimates: Sequence[float] | None = None,
 ) -> tuple[float, float, float]:
     """Studentized cluster bootstrap of ``Δ = Σ_r s_r R_r``, ``R_r = ΣS_ri / Σm_ri``.
 
@@ -270,6 +272,8 @@ def _ratio_bootstrap_t(
     ``se² = G/(G-1) Σ d_i²``; each resample (G stimuli drawn with replacement,
     the same draw for every run) gives ``t* = (Δ* - Δ)/se*``, and the bounds
     are ``[Δ - t*_{1-a/2}·se, Δ - t*_{a/2}·se]``. Returns ``(Δ, lo, hi)``.
+    ``estimates``: the R_r as the caller computed them (so an interval without
+    spread is exactly the caller's point, not one rounded another way).
 
     With ``D_ri = S_ri - R_r m_ri`` (the sample's residuals), a resample with
     weights w has ``R*_r - R_r = w·D_r / w·m_r`` and residuals
@@ -278,7 +282,8 @@ def _ratio_bootstrap_t(
     matrix product per chunk of resamples, no cancellation.
     """
     clusters = runs[0][0].size
-    estimates = [float(sums.sum() / counts.sum()) for sums, counts in runs]
+    if estimates is None:
+        estimates = [float(sums.sum() / counts.sum()) for sums, counts in runs]
     estimate = float(sum(sign * value for sign, value in zip(signs, estimates, strict=True)))
     basis = np.column_stack(
         [
@@ -340,7 +345,7 @@ def mean_per_trial_interval(
     ``se = sqrt(G/(G-1) · Σ d_i²)``. Each of ``resamples`` draws G stimuli with
     replacement (seeded), and ``t* = (R* - R)/se*``; the bounds are
     ``[R - t*_{1-a/2}·se, R - t*_{a/2}·se]``, the lower clipped at 0 (usage is
-    never negative). ``None`` with fewer than 10 stimuli. Efron & Tibshirani
+    never negative). ``None`` with fewer than 5 stimuli. Efron & Tibshirani
     (1993) ch. 12; Davison & Hinkley (1997) §3.8.
 
     >>> rng = np.random.default_rng(1)
@@ -361,7 +366,8 @@ def mean_per_trial_interval(
     clusters = sums.size
     if clusters < MIN_STIMULI:
         return None
-    _, lo, hi = _ratio_bootstrap_t([(sums, counts)], [1.0], level, draws, seed_int)
+    mean = check_finite_total(numbers[keep], field) / counts.sum()
+    _, lo, hi = _ratio_bootstrap_t([(sums, counts)], [1.0], level, draws, seed_int, [mean])
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return None
     bounds = (lo, hi)
@@ -488,7 +494,7 @@ def usage_summary(
 class UsageChange(NamedTuple):
     """Paired change (current - baseline) over the stimuli both runs report, with interval.
 
-    ``lo``/``hi`` are ``None`` with fewer than 10 shared stimuli (20 for p95 duration).
+    ``lo``/``hi`` are ``None`` with fewer than 5 shared stimuli (20 for p95 duration).
     """
 
     estimate: float
@@ -738,7 +744,7 @@ def usage_change(
       trials), percentile bootstrap (a quantile has no smooth standard error to
       studentize with).
 
-    Bounds are ``None`` with fewer than 10 shared stimuli (20 for the p95); a change is ``None``
+    Bounds are ``None`` with fewer than 5 shared stimuli (20 for the p95); a change is ``None``
     when no stimulus reports the value in both runs.
 
     >>> now = TrialUsage.from_trials(list("aabb"), [1, 1, 0, 1], cost_usd=[2, 2, 4, 4])

@@ -71,8 +71,10 @@ def test_example_results_usage_block_by_hand() -> None:
     passes = sum(p for p, c in zip(passed, cost, strict=True) if c is not None)
     assert block.passes == passes and block.trials == len(costs) == 30
     assert block.per_pass == pytest.approx(math.fsum(costs) / passes, rel=1e-15)
-    # Six stimuli: too few for an honest bootstrap interval.
-    assert block.mean_per_trial_interval is None
+    # Six stimuli: a (wide) bootstrap-t interval around the mean.
+    interval = block.mean_per_trial_interval
+    assert interval is not None and interval.lo <= block.mean_per_trial <= interval.hi
+    assert interval.method == "studentized cluster bootstrap over stimuli (2000 resamples, seed 0)"
     durations = [d for d in duration if d is not None]
     times = summary.duration_s
     assert times is not None
@@ -199,8 +201,9 @@ def test_mean_interval_is_the_studentized_cluster_bootstrap() -> None:
         with_missing, np.append(stimulus, 0), 0.9, resamples=500, seed=4
     )
     assert again == iv
-    # Fewer than ten stimuli: no interval.
-    assert mean_per_trial_interval(values[:9], np.arange(9)) is None
+    # Fewer than five stimuli: no interval.
+    assert mean_per_trial_interval(values[:9], np.arange(9) % 4) is None
+    assert mean_per_trial_interval(values[:9], np.arange(9) % 5) is not None
     # No spread at all: a zero-width interval at the estimate.
     flat = mean_per_trial_interval(np.full(20, 0.25), np.arange(20))
     assert flat is not None and (flat.lo, flat.hi) == (0.25, 0.25)
