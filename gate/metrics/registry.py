@@ -233,7 +233,7 @@ _BLEND = (
 _UNBIASED = "unbiased finite-sample estimate (hypergeometric over size-k subsets)"
 _BETA = "beta posterior ({prior}), normal approx."
 _BETA_DELTA = "beta posterior ({prior}), delta method, normal approx."
-_LATENT = "these stimuli re-run (p_i each stimulus's pass probability), not a new sample of stimuli"
+_LATENT = "these stimuli re-run, not a new sample of stimuli"
 
 
 def _signature_parameters(
@@ -286,7 +286,7 @@ def _binary(
         estimator=_UNBIASED + (", mean over stimuli" if per_stimulus else ", blended at the suite"),
         point=point,
         interval_function=interval_function,
-        estimand=f"{latent}, over {_LATENT}",
+        estimand=f"{latent} (p_i: stimulus i's pass probability), over {_LATENT}",
         interval_method=_BETA_DELTA if delta else _BETA,
         alias_of=alias_of,
         recipe=Recipe("counts", values, per_stimulus, interval),
