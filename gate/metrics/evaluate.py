@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gate.metrics._validation import (
+    check_binary_matrix,
     check_category_counts,
     check_confidence,
     check_counts,
@@ -133,10 +134,14 @@ class SuiteOutcomes:
         >>> SuiteOutcomes.from_matrix([[0, 1, 1, 0, 1], [1, 1, 0, 1, 1]]).c.tolist()
         [3, 4]
         """
-        matrix = np.asarray(R)
-        if matrix.ndim != 2:
-            raise MetricDataError(f"R must be an M×N matrix, got {matrix.ndim} dimensions")
-        return cls.from_ordered(list(matrix), names)
+        try:
+            matrix = check_binary_matrix(R).astype(np.bool_)
+        except ValueError as error:
+            raise MetricDataError(str(error)) from None
+        label = _names(names, matrix.shape[0])
+        n = np.full(matrix.shape[0], matrix.shape[1], dtype=np.int64)
+        c = np.count_nonzero(matrix, axis=1).astype(np.int64)
+        return cls(n, c, ordered=tuple(matrix), names=label)
 
     def with_categories(
         self, category_counts: npt.ArrayLike, weights: npt.ArrayLike
