@@ -3,7 +3,10 @@
 Exact, numerically stable estimators for multi-trial eval results, with honest
 intervals. A drop-in for ``scorio.eval`` (``from gate import metrics`` gives the
 same names, arguments and numbers) plus ragged suites (``*_counts``), rate
-intervals, reliability summaries and run planning.
+intervals, reliability summaries and run planning; a registry of every metric a
+gate can name (``resolve``, ``parse_metric_gate``) and its evaluation on a suite
+(``evaluate``); cost, duration and token statistics (``usage_summary``,
+``usage_change``).
 
 Only numpy, ``scipy.special`` and the standard library are imported
 (``scipy.stats`` is never loaded). See ``docs/metrics.md``.
@@ -32,6 +35,15 @@ from gate.metrics.counts import (
     pass_hat_k_counts,
     pass_hat_k_plugin_counts,
     pass_to_the_k,
+)
+from gate.metrics.evaluate import (
+    MetricDataError,
+    MetricInterval,
+    MetricValue,
+    StimulusVerdict,
+    SuiteOutcomes,
+    evaluate,
+    judge_stimuli,
 )
 from gate.metrics.intervals import (
     Alternative,
@@ -87,6 +99,19 @@ from gate.metrics.pass_family import (
     unanimous_at_k,
     unanimous_at_k_ci,
 )
+from gate.metrics.registry import (
+    GATE_KEYS,
+    METRICS,
+    BoundMetric,
+    MetricGateSpec,
+    MetricInfo,
+    MetricSpecError,
+    Parameter,
+    metric_names,
+    parse_metric_gate,
+    resolve,
+    split_metric_spec,
+)
 from gate.metrics.reliability import (
     RELIABILITY_TARGETS,
     ReliabilitySummary,
@@ -97,6 +122,7 @@ from gate.metrics.reliability import (
     reliability_decay_curve,
     summarize,
     variance_amplification,
+    variance_amplification_counts,
 )
 from gate.metrics.spectrum import (
     geo_spectrum_at_k,
@@ -120,20 +146,58 @@ from gate.metrics.spectrum import (
     threshold_spectrum_at_k_ci_counts,
     threshold_spectrum_at_k_counts,
 )
+from gate.metrics.usage import (
+    CostSummary,
+    DurationSummary,
+    MissingUsageError,
+    TokensSummary,
+    TrialUsage,
+    UsageChange,
+    UsageComparison,
+    UsageInterval,
+    UsageSummary,
+    cost_summary,
+    duration_summary,
+    mean_per_trial_interval,
+    tokens_summary,
+    usage_change,
+    usage_summary,
+)
 
 __all__ = [
+    "GATE_KEYS",
+    "METRICS",
     "RELIABILITY_TARGETS",
     "Alternative",
+    "BoundMetric",
     "CIResult",
+    "CostSummary",
+    "DurationSummary",
     "FlakinessBand",
     "Interval",
     "IntervalCoverage",
     "IntervalMethod",
     "MeanSigma",
+    "MetricDataError",
+    "MetricGateSpec",
+    "MetricInfo",
+    "MetricInterval",
+    "MetricSpecError",
+    "MetricValue",
+    "MissingUsageError",
     "MultiTrialMetrics",
+    "Parameter",
     "ReliabilitySummary",
+    "StimulusVerdict",
     "SuiteMetric",
+    "SuiteOutcomes",
+    "TokensSummary",
+    "TrialUsage",
     "UnknownTargetError",
+    "UsageChange",
+    "UsageComparison",
+    "UsageInterval",
+    "UsageSummary",
     "auc_at_k",
     "auc_at_k_ci",
     "auc_at_k_ci_counts",
@@ -147,6 +211,9 @@ __all__ = [
     "bayes_ci_counts",
     "bayes_counts",
     "confidence_band",
+    "cost_summary",
+    "duration_summary",
+    "evaluate",
     "flakiness_band",
     "flakiness_percent",
     "g_pass_at_k",
@@ -175,6 +242,7 @@ __all__ = [
     "geom_ds_at_k_counts",
     "graceful_degradation",
     "interval_coverage",
+    "judge_stimuli",
     "maj_at_k",
     "maj_at_k_ci",
     "maj_at_k_ci_counts",
@@ -183,11 +251,14 @@ __all__ = [
     "max_at_k_ci",
     "max_at_k_ci_counts",
     "max_at_k_counts",
+    "mean_per_trial_interval",
+    "metric_names",
     "mg_pass_at_k",
     "mg_pass_at_k_ci",
     "mg_pass_at_k_ci_counts",
     "mg_pass_at_k_counts",
     "multi_trial_metrics",
+    "parse_metric_gate",
     "pass_at_k",
     "pass_at_k_ci",
     "pass_at_k_ci_counts",
@@ -206,6 +277,8 @@ __all__ = [
     "rate_p_value",
     "recommend_runs",
     "reliability_decay_curve",
+    "resolve",
+    "split_metric_spec",
     "suite_interval",
     "suite_mean_interval",
     "summarize",
@@ -213,8 +286,12 @@ __all__ = [
     "threshold_spectrum_at_k_ci",
     "threshold_spectrum_at_k_ci_counts",
     "threshold_spectrum_at_k_counts",
+    "tokens_summary",
     "unanimous_at_k",
     "unanimous_at_k_ci",
+    "usage_change",
+    "usage_summary",
     "variance_amplification",
+    "variance_amplification_counts",
     "z_value",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -422,3 +423,76 @@ def check_prior_counts(prior_counts: Any, shape: tuple[int, ...], weights: Float
         raise ValueError(f"prior_counts has shape {array.shape}, expected {shape}")
     counts, _ = check_category_counts(array, weights, "prior_counts", allow_empty_rows=True)
     return counts
+
+
+# --- per-trial usage values (gate.metrics.usage) and gate limits (gate.metrics.evaluate) ---
+
+
+def check_trial_keys(stimulus: Any) -> tuple[tuple[Hashable, ...], IntArray]:
+    """Each trial's stimulus key: the distinct keys (first seen first) and each trial's index."""
+    keys = list(stimulus)
+    if not keys:
+        raise ValueError("stimulus is empty: usage statistics need at least one trial")
+    index: dict[Hashable, int] = {}
+    try:
+        codes = np.fromiter(
+            (index.setdefault(key, len(index)) for key in keys), dtype=np.int64, count=len(keys)
+        )
+    except TypeError as error:
+        raise ValueError(f"stimulus keys must be hashable: {error}") from None
+    return tuple(index), codes
+
+
+def check_flags(passed: Any, size: int) -> npt.NDArray[np.bool_]:
+    """One pass/fail flag per trial (bools or 0/1)."""
+    flags = np.asarray(passed)
+    if flags.shape != (size,):
+        raise ValueError(f"passed has shape {flags.shape}; expected one flag per trial ({size})")
+    if flags.dtype == np.bool_:
+        return flags
+    if not np.issubdtype(flags.dtype, np.number) or np.any((flags != 0) & (flags != 1)):
+        raise ValueError("passed must hold booleans (or 0/1), one per trial")
+    return flags.astype(np.bool_)
+
+
+def check_usage_values(raw: Any, name: str, size: int) -> FloatArray:
+    """Per-trial usage values: finite and >= 0, ``None``/NaN where a trial reports none."""
+    if raw is None:
+        return np.full(size, np.nan)
+    if isinstance(raw, np.ndarray) and np.issubdtype(raw.dtype, np.floating):
+        array = raw.astype(np.float64)
+    else:
+        items = list(raw)
+        for position, item in enumerate(items):
+            if item is not None and (
+                isinstance(item, bool | np.bool_) or not isinstance(item, int | float | np.number)
+            ):
+                raise ValueError(f"{name}[{position}] = {item!r} is not a number")
+        array = np.array([np.nan if item is None else float(item) for item in items])
+    if array.shape != (size,):
+        raise ValueError(f"{name} has shape {array.shape}; expected one value per trial ({size})")
+    bad = np.isinf(array) | (array < 0.0)
+    if bad.any():
+        position = int(np.argmax(bad))
+        raise ValueError(
+            f"{name}[{position}] = {float(array[position])!r}: usage values must be finite and >= 0"
+        )
+    return array
+
+
+def check_finite_total(values: FloatArray, name: str) -> float:
+    """The sum of checked usage values, refused when it overflows a float."""
+    with np.errstate(over="ignore"):
+        total = float(np.sum(values))
+    if not math.isfinite(total):
+        raise ValueError(f"the total of {name} overflows a float")
+    return total
+
+
+def check_limits(minimum: Any, maximum: Any) -> tuple[float | None, float | None]:
+    """A gate's ``min``/``max``: at least one, each finite."""
+    if minimum is None and maximum is None:
+        raise ValueError("give minimum, maximum or both")
+    low = None if minimum is None else check_float(minimum, "minimum")
+    high = None if maximum is None else check_float(maximum, "maximum")
+    return low, high

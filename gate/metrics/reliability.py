@@ -12,7 +12,16 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from gate.metrics._validation import check_confidence, check_float, check_int, check_outcomes
+import numpy as np
+
+from gate.metrics._validation import (
+    IntArray,
+    check_confidence,
+    check_counts,
+    check_float,
+    check_int,
+    check_outcomes,
+)
 from gate.metrics.intervals import z_value
 
 Outcomes = Sequence[bool] | Sequence[int]
@@ -28,6 +37,7 @@ __all__ = [
     "reliability_decay_curve",
     "summarize",
     "variance_amplification",
+    "variance_amplification_counts",
 ]
 
 
@@ -91,12 +101,32 @@ def variance_amplification(outcomes: Outcomes) -> int:
     (100, 0)
     """
     bits = _as_bits(outcomes)
-    n = len(bits)
-    c = sum(bits)
+    return _variance_amplification(len(bits), sum(bits))
+
+
+def _variance_amplification(n: int, c: int) -> int:
+    """``round(200 · sqrt(c(n-c)) / n)`` (halves up) in exact integers."""
     # round-half-up(s/n) = floor((2s + n)/(2n)) = (floor(2s) + n) // (2n) for s = sqrt(X),
     # and floor(2s) = isqrt(4X): exact integers, no float rounding at the boundary.
     radicand = 40000 * c * (n - c)
     return (math.isqrt(4 * radicand) + n) // (2 * n)
+
+
+def variance_amplification_counts(n: Any, c: Any) -> IntArray:
+    """:func:`variance_amplification` per stimulus from counts: it needs no trial order.
+
+    The population sd of n outcomes with c passes is ``sqrt(c(n-c))/n`` whatever
+    their order, so a counts file (n, c per stimulus, ragged n allowed) has it too.
+    Exact integers, as :func:`variance_amplification` of any ordering of those outcomes.
+
+    >>> variance_amplification_counts([4, 4, 5], [2, 4, 4])
+    array([100,   0,  80])
+    """
+    n_arr, c_arr = check_counts(n, c)
+    pairs = {(int(a), int(b)) for a, b in zip(n_arr.ravel(), c_arr.ravel(), strict=True)}
+    value = {pair: _variance_amplification(*pair) for pair in pairs}
+    flat = [value[(int(a), int(b))] for a, b in zip(n_arr.ravel(), c_arr.ravel(), strict=True)]
+    return np.array(flat, dtype=np.int64).reshape(n_arr.shape)
 
 
 def graceful_degradation(outcomes: Outcomes) -> int:

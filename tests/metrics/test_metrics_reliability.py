@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 
 import pytest
@@ -65,3 +66,12 @@ def test_round_half_up() -> None:
 @pytest.mark.parametrize(("confidence", "runs"), [(0.90, 271), (0.95, 385), (0.99, 664)])
 def test_recommend_runs_other_levels(confidence: float, runs: int) -> None:
     assert metrics.recommend_runs(0.05, confidence) == runs
+
+
+def test_variance_amplification_from_counts_equals_every_ordering() -> None:
+    # Order-free: the counts form equals the per-run form for every ordering of n runs.
+    for n in range(1, 11):
+        for bits in itertools.product([False, True], repeat=n):
+            expected = metrics.variance_amplification(bits)
+            assert metrics.variance_amplification_counts(n, sum(bits)).tolist() == expected
+    assert metrics.variance_amplification_counts([4, 4, 2], [2, 3, 0]).tolist() == [100, 87, 0]
