@@ -42,6 +42,8 @@ GATE_KINDS: dict[str, tuple[str, str, Scope]] = {
     "max_ci_half_width": ("pass_rate", "max", "suite"),
     "max_regression": ("pass_rate", "max", "suite"),
     "min_improvement": ("pass_rate", "min", "suite"),
+    # any metric of gate.metrics.METRICS, by name (gate/metric_gates.py); min or max
+    "metric": ("metric", "min", "suite"),
 }
 #: gates that compare the results with a baseline run.
 REGRESSION_KINDS = ("max_regression", "min_improvement")
@@ -86,10 +88,18 @@ class GateSpec:
     detectable: float | None = None
     #: the gate was not configured: the run got it because no gate was.
     default: bool = False
+    #: a ``metric`` gate's direction (its entry gives ``min`` or ``max``).
+    goal: Literal["min", "max"] | None = None
+    #: a ``metric`` gate's metric with its parameters (gate.metrics.registry.BoundMetric).
+    resolved: Any = None
+    #: the name the configuration gives the gate (``name:``), shown in reports.
+    label: str | None = None
 
     @property
     def direction(self) -> Literal["min", "max"]:
         """Whether the target is a minimum or a maximum."""
+        if self.goal is not None:
+            return self.goal
         return "min" if GATE_KINDS[self.kind][1] == "min" else "max"
 
 
@@ -413,7 +423,12 @@ def build_config(data: Mapping[str, Any], source: str | None = None) -> GateConf
     )
     specs: list[GateSpec] = []
     for kind, value in (data.get("gates") or {}).items():
-        specs.extend(_specs(kind, value, base, where))
+        if kind == "metric":
+            from gate.metric_gates import parse_metric_gates
+
+            specs.extend(parse_metric_gates(value, where, k=base.k, bound=base.bound))
+        else:
+            specs.extend(_specs(kind, value, base, where))
     if not specs:
         # Nothing passes by default: a run with no configured gate gets one.
         specs.insert(0, default_gate())

@@ -161,6 +161,19 @@ def template_gates() -> dict[str, TemplateGate]:
             ("With check --baseline FILES: the pass rate must have risen by at least 0.02.",),
             ("min_improvement: 0.02",),
         ),
+        "metric": TemplateGate(
+            (
+                "Any metric of gate.metrics by name, with its own parameters (docs/metrics.md,",
+                '"Gating on any metric"): here G-Pass@3 at tau 0.67 on its interval, and',
+                "reference 004's graceful degradation of every stimulus.",
+            ),
+            (
+                "metric:",
+                f"  - {{metric: g_pass_at_k_tau, k: {CI_TRIALS}, tau: 0.67, min: 0.5,",
+                "     bound: interval}",
+                "  - {metric: reliability.graceful_degradation, scope: stimuli, min: 80}",
+            ),
+        ),
     }
 
 

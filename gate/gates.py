@@ -186,7 +186,8 @@ def more_trials_by_stimulus(
     return needed
 
 
-def _outcome(code: int) -> Outcome:
+def outcome_name(code: int) -> Outcome:
+    """``"pass"``, ``"inconclusive"`` or ``"fail"`` for a rule's outcome code."""
     return cast(Outcome, OUTCOMES[int(code)])
 
 
@@ -240,7 +241,7 @@ def _interval_gate(
         metric, k, spec.target, spec.direction, level, suite.interval_method, spec.scope
     )
     result = rule.evaluate(n, c)
-    outcome = _outcome(result.outcome[0])
+    outcome = outcome_name(result.outcome[0])
     advice = Advice()
     failing: tuple[str, ...] = ()
     undecided: tuple[str, ...] = ()
@@ -285,7 +286,7 @@ def _precision_gate(
     metric = _count_metric(spec)
     rule = PrecisionRule(metric, k, spec.target, level, suite.interval_method, spec.scope)
     result = rule.evaluate(n, c)
-    outcome = _outcome(result.outcome[0])
+    outcome = outcome_name(result.outcome[0])
     undecided: tuple[str, ...] = ()
     subject = suite.name
     if result.stimuli is not None:
@@ -326,7 +327,7 @@ def _point_gate(spec: GateSpec, suite: SuiteScore, k: int) -> GateDecision:
         subject = _worst_name(names, values.values, spec.direction)
     return GateDecision(
         spec=spec,
-        outcome=_outcome(result.outcome[0]),
+        outcome=outcome_name(result.outcome[0]),
         basis="point estimate",
         value=float(result.value[0]),
         lower=None,
@@ -364,7 +365,7 @@ def _sequential_gate(
         _count_metric(spec), k, spec.target, spec.direction, level, spec.scope, precision
     )
     result = rule.evaluate_outcomes(list(outcomes))
-    outcome = _outcome(result.outcome[0])
+    outcome = outcome_name(result.outcome[0])
     failing: tuple[str, ...] = ()
     undecided: tuple[str, ...] = ()
     subject = suite.name
@@ -422,6 +423,10 @@ def decide_gate(
     """
     if spec.kind in REGRESSION_KINDS:
         raise ValueError("regression gates are decided by decide_gates, with the baseline")
+    if spec.kind == "metric":
+        from gate.metric_gates import decide_metric_gate
+
+        return decide_metric_gate(spec, suite, None, advise=advise)
     k = spec.k if spec.k is not None else suite.k
     level = spec.confidence if spec.confidence is not None else suite.confidence
     _check_k(suite, spec, k, spec.tag)
@@ -550,7 +555,7 @@ def _regression_gate(spec: GateSpec, comparison: Comparison, advise: bool = True
         result = rule.evaluate_stimuli(nb, cb, nc, cc)
         codes = result.stimuli[0] if result.stimuli is not None else np.zeros(0)
         ids = [r.id for r in rows]
-        outcome = _outcome(result.outcome[0])
+        outcome = outcome_name(result.outcome[0])
         worst = min(rows, key=lambda r: r.p_holm)
         advice = Advice()
         if outcome == "inconclusive" and advise:
@@ -572,7 +577,7 @@ def _regression_gate(spec: GateSpec, comparison: Comparison, advise: bool = True
             comparison=comparison,
             p_value=worst.p_holm,
         )
-    outcome = _outcome(rule.decide_bounds([test.lower], [test.upper])[0])
+    outcome = outcome_name(rule.decide_bounds([test.lower], [test.upper])[0])
     advice = Advice()
     if outcome == "inconclusive" and advise:
         trials = None if comparison.metric == "score" else more_trials_paired(rule, nb, cb, nc, cc)

@@ -69,6 +69,13 @@ class StimulusScore:
     def reading(self) -> str:
         return reading(self.pass_at_k, self.pass_hat_k)
 
+    def reliability(self) -> metrics.ReliabilitySummary | None:
+        """Reference 004's reliability summary of this stimulus's trials in order
+        (``None`` without trial order: a counts file)."""
+        if not self.outcomes or len(self.outcomes) != self.trials:
+            return None
+        return metrics.summarize([letter == "P" for letter in self.outcomes])
+
 
 @dataclass(frozen=True)
 class SuiteScore:

@@ -83,8 +83,27 @@ def reliability_decay_curve(outcomes: Outcomes) -> list[int]:
     passes = 0
     for k, bit in enumerate(bits, start=1):
         passes += bit
-        curve.append(100 * passes**k // k**k)
+        curve.append(_decay_entry(passes, k))
     return curve
+
+
+def _decay_entry(passes: int, k: int) -> int:
+    """``floor(100 · passes^k / k^k)``, exactly, without big integers where floats decide it.
+
+    The float ``100 · (passes/k)^k`` is within a relative 1e-12 of the truth; only when it
+    lies that close to an integer (where flooring could go either way) are exact integers
+    needed. A suite of 10,000 stimuli × 100 trials thus costs milliseconds, not seconds.
+    """
+    if passes == k:
+        return 100
+    if passes == 0:
+        return 0
+    estimate = 100.0 * math.exp(k * math.log(passes / k))
+    nearest = round(estimate)
+    if abs(estimate - nearest) > 1e-9 * max(1.0, estimate):
+        return math.floor(estimate)
+    exact: int = 100 * passes**k // k**k
+    return exact
 
 
 def _round_half_up(numerator: int, denominator: int) -> int:

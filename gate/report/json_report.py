@@ -74,6 +74,18 @@ def _stimulus(s: StimulusScore, more_trials: int | None) -> dict[str, Any]:
         "flakiness_band": s.flakiness_band,
         "reading": s.reading,
         "more_trials": more_trials,
+        "reliability": _reliability(s),
+    }
+
+
+def _reliability(s: StimulusScore) -> dict[str, Any] | None:
+    summary = s.reliability()
+    if summary is None:
+        return None
+    return {
+        "decay_curve": list(summary.decay_curve),
+        "variance_amplification": summary.variance_amplification,
+        "graceful_degradation": summary.graceful_degradation,
     }
 
 
@@ -88,6 +100,7 @@ def _gate(gate: GateDecision, comparisons: list[Comparison]) -> dict[str, Any]:
         "name": wording.gate_name(gate),
         "kind": gate.kind,
         "metric": spec.metric,
+        "metric_params": dict(spec.resolved.params) if spec.resolved is not None else None,
         "k": gate.k,
         "decision": gate.outcome,
         "passed": gate.passed,

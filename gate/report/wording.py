@@ -141,6 +141,15 @@ def spec_label(
     """A gate's name from its configuration (the plan names gates before any data)."""
     if spec.kind == COMPLETED_TRIALS:
         return "at least one trial completed without error"
+    if spec.kind == "metric":
+        label = escape(spec.label) if spec.label else spec.resolved.label()
+        where = "suite" if spec.scope == "suite" else "every stimulus"
+        if spec.tag:
+            where += f" tagged {escape(spec.tag)}"
+        sign = "≥" if spec.direction == "min" else "≤"
+        level = pct(confidence) if confidence is not None else ""
+        how = f"{level} interval" if on_interval else "point estimate"
+        return f"{label} {sign} {spec.target:g} ({where}, {how})"
     metric = metric_label(spec.metric, k, spec.estimator)
     where = "suite" if spec.scope == "suite" else "every stimulus"
     if spec.tag:
@@ -178,6 +187,8 @@ def value_text(decision: GateDecision) -> str:
         return "–"
     if decision.kind == "max_flakiness":
         return f"{decision.value:.1f}%"
+    if decision.kind == "metric":
+        return f"{decision.value:.4g}"
     if decision.kind in ("max_regression", "min_improvement") and decision.scope == "suite":
         return f"{points(decision.value)} pts"
     return f"{decision.value:.3f}"
@@ -202,6 +213,8 @@ def _claim(decision: GateDecision, escape: Escape) -> str:
     """The claim a gate tests, as a phrase: 'the suite's pass^3 is at least 0.8'."""
     spec = decision.spec
     metric = metric_label(spec.metric, decision.k, spec.estimator)
+    if spec.kind == "metric":
+        metric = escape(spec.label) if spec.label else spec.resolved.label()
     relation = "at least" if decision.direction == "min" else "at most"
     whose = "the suite's" if spec.scope == "suite" else "every stimulus's"
     if spec.tag:

@@ -75,3 +75,12 @@ def test_variance_amplification_from_counts_equals_every_ordering() -> None:
             expected = metrics.variance_amplification(bits)
             assert metrics.variance_amplification_counts(n, sum(bits)).tolist() == expected
     assert metrics.variance_amplification_counts([4, 4, 2], [2, 3, 0]).tolist() == [100, 87, 0]
+
+
+def test_decay_entries_are_exact_integers_for_every_count() -> None:
+    """The float shortcut floors exactly as the integer formula does, for every (c, k)."""
+    from gate.metrics.reliability import _decay_entry
+
+    for k in range(1, 130):
+        for c in range(k + 1):
+            assert _decay_entry(c, k) == 100 * c**k // k**k, (c, k)

@@ -1,0 +1,261 @@
+"""The gate kind ``metric``: a gate on any metric of the registry (issue 14).
+
+Configuration (``gates: metric:``, one entry or a list)::
+
+    - metric: g_pass_at_k_tau     # a name of gate.metrics.METRICS
+      k: 3
+      tau: 0.67                   # the metric's own parameters, by their names
+      min: 0.5
+      bound: lower                # where the metric has an interval
+    - metric: reliability.graceful_degradation
+      scope: stimuli
+      min: 80
+    - metric: cost_usd.mean_per_trial
+      max: 0.05
+
+:func:`parse_metric_gates` checks each entry with the registry
+(:func:`gate.metrics.registry.parse_metric_gate`: unknown names and parameters
+are refused with the valid ones and a did-you-mean) and turns it into
+:class:`~gate.config.GateSpec` records (an entry with both ``min`` and ``max`` is
+two gates). :func:`decide_metric_gate` evaluates the metric on the results
+(:func:`gate.metrics.evaluate.evaluate`) and decides it like every other gate: on
+the interval (pass, fail or inconclusive) or on the point estimate (pass or
+fail, no error control); ``scope: stimuli`` judges each stimulus's value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from gate.config import GateSpec
+from gate.errors import ConfigError
+from gate.metrics.decision import FAIL, INCONCLUSIVE, PASS, _smallest, three_way
+
+if TYPE_CHECKING:
+    from gate.gates import GateDecision
+    from gate.metrics.evaluate import MetricValue, SuiteOutcomes
+    from gate.metrics.registry import BoundMetric
+    from gate.metrics.usage import TrialUsage
+    from gate.scoring import SuiteScore
+
+KIND = "metric"
+
+
+def parse_metric_gates(
+    value: Any, where: str, *, k: int | None, bound: str = "estimate"
+) -> list[GateSpec]:
+    """``gates: metric:`` entries as gate specs; :class:`ConfigError` names what is wrong.
+
+    ``k``: the configuration's top-level k, given to metrics whose entry names none.
+    ``bound``: the configuration's default bound; it applies only to a metric with an
+    interval and decides on the bound that must clear the target (``interval``).
+    """
+    from gate.metrics.registry import METRICS, MetricSpecError, parse_metric_gate
+
+    entries = value if isinstance(value, list) else [value]
+    specs: list[GateSpec] = []
+    for entry in entries:
+        if not isinstance(entry, Mapping):
+            raise ConfigError(
+                f"{where}: gate metric: an entry is a mapping with a 'metric' key, found {entry!r}"
+            )
+        given = dict(entry)
+        info = METRICS.get(str(given.get("metric")))
+        takes_k = info is not None and any(p.name == "k" for p in info.parameters)
+        if takes_k and "k" not in given and k is not None:
+            given["k"] = k
+        # `interval` names the bound that must clear each target (lower for min, upper for
+        # max); the registry checks the metric has one as it checks `lower`.
+        wants_interval = given.get("bound") == "interval"
+        if wants_interval:
+            given["bound"] = "lower"
+        try:
+            gate = parse_metric_gate(given)
+        except MetricSpecError as error:
+            message = str(error)
+            if takes_k and "k" not in given and "'k'" in message:
+                message += "; give k on the gate or a top-level k"
+            raise ConfigError(f"{where}: gate metric: {message}") from None
+        metric = gate.metric
+        has_interval = metric.info.has_interval and gate.scope == "suite"
+        for direction, target in (("min", gate.minimum), ("max", gate.maximum)):
+            if target is None:
+                continue
+            chosen: str = "interval" if wants_interval else (gate.bound or bound)
+            if chosen in ("interval", "lower", "upper") and not has_interval:
+                chosen = "estimate" if gate.bound is None else chosen
+            if chosen != "estimate":
+                wanted = "lower" if direction == "min" else "upper"
+                if chosen not in ("interval", wanted):
+                    raise ConfigError(
+                        f"{where}: gate metric {metric.info.name!r} {direction} takes bound: "
+                        f"{wanted} (or interval), not {chosen}: a {direction} gate passes when "
+                        f"its {wanted} bound clears the target; to let undecided runs pass, "
+                        "set on_inconclusive: pass"
+                    )
+                chosen = wanted
+            specs.append(
+                GateSpec(
+                    kind=KIND,
+                    target=float(target),
+                    metric=metric.info.name,
+                    k=metric.params.get("k"),
+                    scope=gate.scope,
+                    tag=gate.tag,
+                    bound=chosen,  # type: ignore[arg-type]
+                    confidence=gate.confidence,
+                    goal=direction,  # type: ignore[arg-type]
+                    resolved=metric,
+                    label=gate.name,
+                )
+            )
+    return specs
+
+
+def _suite_outcomes(suite: SuiteScore, tag: str | None) -> tuple[SuiteOutcomes, list[str]]:
+    from gate.metrics.evaluate import SuiteOutcomes
+
+    chosen = [s for s in suite.stimuli if tag is None or tag in s.tags]
+    if not chosen:
+        raise ConfigError(f"no stimulus carries the tag {tag!r}")
+    names = [s.name for s in chosen]
+    if all(len(s.outcomes) == s.trials for s in chosen):
+        rows = [[letter == "P" for letter in s.outcomes] for s in chosen]
+        return SuiteOutcomes.from_ordered(rows, names), names
+    n = np.array([s.trials for s in chosen])
+    c = np.array([s.passes for s in chosen])
+    return SuiteOutcomes.from_counts(n, c, names), names
+
+
+def _evaluate(
+    metric: BoundMetric,
+    suite: SuiteScore,
+    tag: str | None,
+    level: float,
+    usage: TrialUsage | None,
+) -> tuple[MetricValue, list[str]]:
+    from gate.metrics.evaluate import MetricDataError, evaluate
+    from gate.metrics.usage import MissingUsageError
+
+    try:
+        if metric.info.usage:
+            if usage is None:
+                raise MissingUsageError(
+                    f"metric {metric.info.name!r} needs per-trial cost, duration or tokens, "
+                    "and these results carry none"
+                )
+            return evaluate(metric, usage, confidence=level), []
+        data, names = _suite_outcomes(suite, tag)
+        return evaluate(metric, data, confidence=level), names
+    except (MetricDataError, MissingUsageError) as error:
+        raise ConfigError(f"gate metric: {error}") from None
+
+
+def _more_trials(spec: GateSpec, suite: SuiteScore, level: float) -> int | None:
+    """More trials per stimulus deciding an inconclusive interval gate (≥ 80%), simulated
+    at the current estimates with the metric's own interval (order-free metrics only)."""
+    from gate.metrics.evaluate import SuiteOutcomes, evaluate
+
+    metric = spec.resolved
+    if metric is None or metric.info.order_dependent or metric.info.usage:
+        return None
+    chosen = [s for s in suite.stimuli if spec.tag is None or spec.tag in s.tags]
+    n = np.array([s.trials for s in chosen])
+    c = np.array([s.passes for s in chosen])
+    rates = c / n
+    runs = 100
+
+    def probability(m: int) -> float:
+        rng = np.random.default_rng(20_261_125)
+        decided = 0
+        for _ in range(runs):
+            more = c + rng.binomial(m, rates)
+            value = evaluate(metric, SuiteOutcomes.from_counts(n + m, more), confidence=level)
+            if value.interval is not None:
+                code = three_way(value.interval.lo, value.interval.hi, spec.target, spec.direction)
+                decided += int(code) != INCONCLUSIVE
+        return decided / runs
+
+    return _smallest(probability, 0.8, 2_000)
+
+
+def decide_metric_gate(
+    spec: GateSpec, suite: SuiteScore, usage: TrialUsage | None, *, advise: bool = True
+) -> GateDecision:
+    """Evaluate the metric on the results and decide the gate."""
+    from gate.gates import Advice, GateDecision, outcome_name
+
+    metric = spec.resolved
+    assert metric is not None, "a metric gate is parsed by parse_metric_gates"
+    level = spec.confidence if spec.confidence is not None else suite.confidence
+    value, names = _evaluate(metric, suite, spec.tag, level, usage)
+    interval = value.interval
+    if spec.scope == "stimuli":
+        from gate.metrics.evaluate import judge_stimuli
+
+        assert value.per_stimulus is not None
+        bounds = {"minimum": spec.target} if spec.direction == "min" else {"maximum": spec.target}
+        verdict = judge_stimuli(value.per_stimulus, **bounds)
+        return GateDecision(
+            spec=spec,
+            outcome="fail" if verdict.failing else "pass",
+            basis="point estimate",
+            value=verdict.worst_value,
+            lower=None,
+            upper=None,
+            confidence=None,
+            k=spec.k,
+            method=value.estimator,
+            subject=names[verdict.worst],
+            failing=tuple(names[i] for i in verdict.failing),
+        )
+    if value.value is None:
+        raise ConfigError(
+            f"gate metric {metric.label()}: the value is undefined on these results "
+            f"({value.estimator})"
+        )
+    if spec.bound == "estimate" or interval is None:
+        code = PASS if _meets(value.value, spec) else FAIL
+        return GateDecision(
+            spec=replace(spec, bound="estimate"),
+            outcome=outcome_name(code),
+            basis="point estimate",
+            value=value.value,
+            lower=None,
+            upper=None,
+            confidence=None,
+            k=spec.k,
+            method=value.estimator,
+            subject=suite.name,
+        )
+    code = int(three_way(interval.lo, interval.hi, spec.target, spec.direction))
+    advice = Advice()
+    if code == INCONCLUSIVE and advise:
+        advice = Advice(more_trials=_more_trials(spec, suite, level))
+    return GateDecision(
+        spec=spec,
+        outcome=outcome_name(code),
+        basis="interval",
+        value=value.value,
+        lower=interval.lo,
+        upper=interval.hi,
+        confidence=interval.confidence,
+        k=spec.k,
+        method=interval.method,
+        subject=suite.name,
+        advice=advice,
+    )
+
+
+def _meets(value: float, spec: GateSpec) -> bool:
+    tolerance = 1e-12
+    if spec.direction == "min":
+        return value >= spec.target - tolerance
+    return value <= spec.target + tolerance
+
+
+Goal = Literal["min", "max"]
