@@ -6,6 +6,7 @@ publishing take the outcome from here.
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -81,7 +82,19 @@ class CheckOutcome:
             "flaky_stimuli": s.flaky_stimuli,
             "failed_gates": len(self.failed_gates),
             "inconclusive_gates": len(self.inconclusive_gates),
+            "metrics": json.dumps(self.metric_values(), sort_keys=True),
         }
+
+    def metric_values(self) -> dict[str, float | None]:
+        """Each configured ``metric`` gate's value, by the gate's name or its metric's label
+        (``g_pass_at_k_tau(k=3, tau=0.67)``): the suite value, or the worst stimulus's."""
+        values: dict[str, float | None] = {}
+        for gate in self.gates:
+            if gate.kind == "metric":
+                spec = gate.spec
+                label = spec.label or spec.resolved.label()
+                values[label] = None if gate.value is None else round(gate.value, 6)
+        return values
 
 
 def request_from_options(

@@ -64,6 +64,7 @@ OUTPUT_NAMES = (
     "flaky_stimuli",
     "failed_gates",
     "inconclusive_gates",
+    "metrics",
     "comment_url",
 )
 

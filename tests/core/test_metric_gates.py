@@ -126,3 +126,37 @@ def test_reliability_of_every_stimulus_in_the_json_report(write_jsonl) -> None:
     assert by_name["early"]["graceful_degradation"] == 90
     assert by_name["even"]["variance_amplification"] == 100
     json.dumps(report)  # every value is JSON
+
+
+def test_the_action_outputs_each_metric_gates_value() -> None:
+    outcome = run_check(CheckRequest((str(PASSING),), build_config(CONFIG)))
+    values = json.loads(str(outcome.headline()["metrics"]))
+    assert set(values) == {
+        "g_pass_at_k_tau(k=3, tau=0.67)",
+        "bayes",
+        "mg_pass_at_k(k=3)",
+        "reliability.graceful_degradation",
+        "reliability.variance_amplification",
+    }
+    assert values["reliability.graceful_degradation"] == 80.0
+    named = {"gates": {"metric": {"metric": "bayes", "min": 0.5, "name": "Bayes@N"}}}
+    outcome = run_check(CheckRequest((str(PASSING),), build_config(named)))
+    assert list(json.loads(str(outcome.headline()["metrics"]))) == ["Bayes@N"]
+
+
+def test_the_example_in_docs_metrics_md_is_a_valid_configuration() -> None:
+    import yaml
+
+    doc = (Path(__file__).parents[2] / "docs" / "metrics.md").read_text(encoding="utf-8")
+    section = doc.split("## Gating on any metric", 1)[1]
+    example = section.split("```yaml", 1)[1].split("```", 1)[0]
+    config = build_config(yaml.safe_load(example))
+    assert [g.metric for g in config.gates] == [
+        "g_pass_at_k_tau",
+        "bayes",
+        "geo_spectrum_star_at_k",
+        "reliability.graceful_degradation",
+        "cost_usd.mean_per_trial",
+        "duration_s.p95",
+    ]
+    assert [g.bound for g in config.gates][:2] == ["lower", "lower"]

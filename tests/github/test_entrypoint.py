@@ -244,6 +244,7 @@ def test_workflow_run_for_a_fork_comments_on_the_fork_pr(
         "flaky_stimuli": str(suite["flaky_stimuli"]),
         "failed_gates": str(len(failed)),
         "inconclusive_gates": "0",
+        "metrics": "{}",
         "comment_url": comment["html_url"],
     }
     # Annotations: one error per failed gate, one warning per flaky stimulus, nothing else.
