@@ -15,7 +15,8 @@ discreteness of small counts are all in the simulation.
 - A regression gate is planned for an unchanged agent (both runs at the
   expected rates): trials per stimulus on each run, and, where more trials
   cannot do it, the stimuli needed.
-- Score gates (``threshold``) have no trial model: not planned.
+- Score gates (``threshold``) have no trial model, and gates of kind ``metric`` are
+  not modelled yet: not planned (the report says so).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class GatePlan:
         probability_smaller: The same at 0.6 × ``trials``: how much a smaller run loses.
         expected_outcome: For ``agree``: the verdict the expected rates imply.
         reason: Why a gate is not planned or cannot reach ``power`` (a code the
-            report words: ``"score"``, ``"on target"``, ``"unreachable"``).
+            report words: ``"score"``, ``"metric"``, ``"on target"``, ``"unreachable"``).
     """
 
     spec: GateSpec
@@ -155,6 +156,8 @@ def _truth(metric: CountMetric, rates: np.ndarray, k: int) -> np.ndarray:
 def _plan_gate(spec: GateSpec, config: GateConfig, rates: np.ndarray, power: float) -> GatePlan:
     if spec.kind == "threshold" or spec.metric == "score":
         return GatePlan(spec, "not planned", None, reason="score")
+    if spec.kind == "metric":
+        return GatePlan(spec, "not planned", None, reason="metric")
     k = _k(spec, config)
     level = spec.confidence if spec.confidence is not None else config.confidence
     degree = 1 if spec.metric == "pass_rate" else k

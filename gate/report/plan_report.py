@@ -25,6 +25,11 @@ def _why(gate: GatePlan, power: float) -> str:
     chance = wording.pct(power)
     if gate.reason == "score":
         return "Not planned: a score gate has no trial model (its scores are not pass/fail)."
+    if gate.reason == "metric":
+        return (
+            "Not planned: plan models the pass-rate gates; check reports what would decide "
+            "a metric gate once trials are in (its more_trials)."
+        )
     if gate.reason == "on target":
         return "No number of trials decides it: the expected value sits exactly on the target."
     if gate.spec.kind in REGRESSION_KINDS:

@@ -78,6 +78,9 @@ def test_regression_gate_with_few_stimuli_asks_for_stimuli() -> None:
 def test_score_gates_are_not_planned_and_k_is_required() -> None:
     (gate,) = plan(build_config({"gates": {"threshold": 0.7}}), [0.9] * 5, source="x").gates
     assert gate.goal == "not planned" and gate.reason == "score"
+    metric = build_config({"gates": {"metric": {"metric": "bayes", "min": 0.5}}})
+    (gate,) = plan(metric, [0.9] * 5, source="x").gates
+    assert gate.goal == "not planned" and gate.reason == "metric"
     from gate.errors import ConfigError
 
     with pytest.raises(ConfigError, match="needs k"):
