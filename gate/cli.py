@@ -340,7 +340,9 @@ def check(
     help="Gate configuration (default: .eval-gate.yml when present).",
 )
 @click.option(
-    "--stimuli", type=click.IntRange(1), help="Stimuli in the run (default: the pilot's)."
+    "--stimuli",
+    type=click.IntRange(1, 100_000),
+    help="Stimuli in the run (default: the pilot's).",
 )
 @click.option(
     "--expect",

@@ -43,8 +43,14 @@ from gate.metrics.decision import (
 #: searches stop here: a plan beyond it is not a plan anyone can run.
 MAX_TRIALS = 5_000
 MAX_STIMULI = 20_000
-#: simulated runs per probability (the estimate's standard error at 0.8 is about 0.009).
+#: simulated runs per probability (the estimate's standard error at 0.8 is about 0.009),
+#: fewer for large suites so that runs × stimuli stays within a budget (time and memory).
 RUNS = 2_000
+_MIN_RUNS, _ELEMENTS = 200, 4_000_000
+
+
+def _runs(stimuli: int) -> int:
+    return max(_MIN_RUNS, min(RUNS, _ELEMENTS // max(stimuli, 1)))
 _SEED = 20_261_124
 
 Goal = Literal["decide", "agree", "not planned"]
@@ -110,7 +116,7 @@ Evaluate = Callable[[npt.NDArray[np.int64], npt.NDArray[np.int64]], npt.NDArray[
 def _probability(evaluate: Evaluate, rates: np.ndarray, n: int, wanted: int | None) -> float:
     """P(the rule decides) (``wanted=None``) or P(outcome == wanted), over simulated runs."""
     rng = np.random.default_rng(_SEED)
-    c = rng.binomial(n, rates, size=(RUNS, rates.size))
+    c = rng.binomial(n, rates, size=(_runs(rates.size), rates.size))
     outcome = evaluate(np.full(rates.size, n), c)
     if wanted is None:
         return float(np.mean(outcome != INCONCLUSIVE))
@@ -244,7 +250,7 @@ def _plan_regression(
 
     def decided(stimulus_rates: np.ndarray, n: int) -> float:
         rng = np.random.default_rng(_SEED)
-        runs = max(200, min(RUNS, 4_000_000 // max(stimulus_rates.size, 1)))
+        runs = _runs(stimulus_rates.size)
         shape = (runs, stimulus_rates.size)
         cb = rng.binomial(n, stimulus_rates, size=shape)
         cc = rng.binomial(n, stimulus_rates, size=shape)
