@@ -47,7 +47,7 @@ from gate.metrics.paired import (
     holm,
     paired_bounds_batch,
 )
-from gate.metrics.sequential import confidence_sequence, round_sums
+from gate.metrics.sequential import confidence_sequence, look_bounds, round_sums
 
 __all__ = [
     "FAIL",
@@ -762,22 +762,26 @@ def more_trials_sequential(
     """Additional trials per stimulus that decide a sequential suite rule (≥ ``power``).
 
     Future rounds are simulated at the current estimates: block r of stimulus i
-    passes with probability g(c_i/n_i). Trials left over from an incomplete block
-    are ignored (slightly pessimistic). Suite scope only; ``None`` when even ``cap``
-    more trials would not decide.
+    passes with probability g(c_i/n_i), so stimulus i adds Binomial(rounds, g_i)
+    passing blocks. The rule is applied at the last look only (the intersection
+    with earlier looks can only narrow the bounds: the advice is slightly
+    pessimistic), and trials left over from an incomplete block are ignored.
+    ``None`` when even ``cap`` more trials would not decide.
     """
     rounds = round_sums(outcomes, rule.metric, rule.k)
     shortest = min(np.asarray(x).size for x in outcomes)
     rates = np.array([np.mean(np.asarray(x, dtype=float)) for x in outcomes])
     block_pass = _latent(rule.metric, rates, rule.k)
     runs = _runs(rates.size)
+    stimuli = rounds.stimuli
+    past = int(rounds.sums.sum())
 
     def probability(m: int) -> float:
-        extra = (shortest + m) // rule.degree - rounds.sums.size
+        extra = max((shortest + m) // rule.degree - rounds.sums.size, 0)
         rng = np.random.default_rng(seed)
-        future = (rng.random((runs, max(extra, 0), rates.size)) < block_pass).sum(axis=2)
-        past = np.broadcast_to(rounds.sums, (runs, rounds.sums.size))
-        sums = np.concatenate([past, future], axis=1)
-        return _decided(rule.evaluate_sums(sums, rounds.stimuli).outcome)
+        passes = past + rng.binomial(extra, block_pass, size=(runs, rates.size)).sum(axis=1)
+        blocks = stimuli * (rounds.sums.size + extra)
+        lo, hi = look_bounds(passes, blocks, rule.confidence)
+        return _decided(rule._decide(lo, hi))
 
     return _smallest(probability, power, cap)

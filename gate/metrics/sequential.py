@@ -52,6 +52,7 @@ __all__ = [
     "RoundSums",
     "block_outcomes",
     "confidence_sequence",
+    "look_bounds",
     "mixture_log_capital",
     "round_sums",
 ]
@@ -193,19 +194,34 @@ def confidence_sequence(
     s = np.asarray(sums, dtype=np.float64)
     passes = np.cumsum(s, axis=-1)
     blocks = m * np.arange(1, s.shape[-1] + 1, dtype=np.float64)
-    blocks = np.broadcast_to(blocks, passes.shape)
+    lower, upper = look_bounds(passes, np.broadcast_to(blocks, passes.shape), level)
+    return SequenceBounds(
+        np.maximum.accumulate(lower, axis=-1), np.minimum.accumulate(upper, axis=-1), level
+    )
+
+
+def look_bounds(
+    passes: npt.ArrayLike, blocks: npt.ArrayLike, confidence: float = 0.95
+) -> tuple[FloatArray, FloatArray]:
+    """The sequence's bounds at one look: ``passes`` of ``blocks`` (complete rounds), any
+    shape. Without the intersection over earlier looks (which can only narrow them).
+
+    >>> [round(float(x), 3) for x in look_bounds(60, 60)]
+    [0.915, 1.0]
+    """
+    level = check_confidence(confidence)
+    s_all = np.asarray(passes, dtype=np.float64)
+    n_all = np.broadcast_to(np.asarray(blocks, dtype=np.float64), s_all.shape)
     threshold = math.log(2.0 / (1.0 - level))
     # The bounds depend on (passes, blocks) only, and simulated runs repeat the same few
     # pairs: solve each distinct pair once.
     pairs, inverse = np.unique(
-        np.stack([passes.ravel(), blocks.ravel()]), axis=1, return_inverse=True
+        np.stack([s_all.ravel(), n_all.ravel()]), axis=1, return_inverse=True
     )
     s_u, n_u = pairs[0], pairs[1]
     # No failure (no pass) so far: nothing argues the value is below 1 (above 0).
     low_u = np.where(s_u == 0, 0.0, _bound(s_u, n_u, threshold, "lower"))
     high_u = np.where(s_u == n_u, 1.0, _bound(s_u, n_u, threshold, "upper"))
-    lower = low_u[inverse.ravel()].reshape(passes.shape)
-    upper = high_u[inverse.ravel()].reshape(passes.shape)
-    return SequenceBounds(
-        np.maximum.accumulate(lower, axis=-1), np.minimum.accumulate(upper, axis=-1), level
-    )
+    lower = low_u[inverse.ravel()].reshape(s_all.shape)
+    upper = high_u[inverse.ravel()].reshape(s_all.shape)
+    return lower, upper
