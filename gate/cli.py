@@ -53,6 +53,33 @@ def show(text: str) -> None:
     click.echo(safe_text(redact(text)), nl=False)
 
 
+if TYPE_CHECKING:
+    _FloatParam = click.ParamType[float]  # generic since click 8.2
+else:
+    _FloatParam = click.ParamType
+
+
+class Rate(_FloatParam):
+    """An option that is a rate: a fraction (0.7) or a percent (70%), as everywhere."""
+
+    name = "rate"
+
+    def __init__(self, **bounds: Any) -> None:
+        self.bounds = bounds
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            return value
+        from gate.rates import parse_rate
+
+        try:
+            return parse_rate(value, "value", **self.bounds)
+        except EvalGateError as error:
+            self.fail(str(error), param, ctx)
+
+
 def _parse_map(text: str | None) -> dict[str, str]:
     if not text:
         return {}
@@ -87,8 +114,9 @@ def ingest_options(func: F) -> F:
         ),
         click.option(
             "--pass-threshold",
-            type=click.FloatRange(0, 1),
-            help="Score-only formats (Inspect, tau-bench): pass when the score reaches this.",
+            type=Rate(),
+            help="Score-only formats (Inspect, tau-bench): pass when the score reaches this "
+            "(0-1, or a percent).",
         ),
         click.option("--scorer", help="Inspect AI: the scorer that decides a trial."),
         click.option(
@@ -114,7 +142,11 @@ def gate_options(func: F) -> F:
         click.option("--min-pass-rate", help="Gate: suite pass rate ≥ this."),
         click.option("--min-pass-at-k", help="Gate: suite pass@k ≥ this (k from --k)."),
         click.option("--min-pass-hat-k", help="Gate: suite pass^k ≥ this (k from --k)."),
-        click.option("--max-flakiness", help="Gate: every stimulus's flakiness ≤ this percent."),
+        click.option(
+            "--max-flakiness",
+            help="Gate: every stimulus's flakiness (minority outcomes / trials) ≤ this, e.g. 0.2 "
+            "or 20%.",
+        ),
         click.option(
             "--max-ci-half-width", help="Gate: half-width of the suite pass-rate interval ≤ this."
         ),
@@ -346,8 +378,8 @@ def check(
 )
 @click.option(
     "--expect",
-    type=click.FloatRange(0, 1),
-    help="Expected pass rate of every stimulus (0-1); or give --pilot.",
+    type=Rate(),
+    help="Expected pass rate of every stimulus (0-1, or a percent); or give --pilot.",
 )
 @click.option(
     "--pilot",
@@ -357,7 +389,7 @@ def check(
 )
 @click.option(
     "--power",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=Rate(open_low=True, open_high=True),
     default=0.8,
     show_default=True,
     help="Probability with which each gate must be decided.",

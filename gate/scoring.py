@@ -76,6 +76,11 @@ class StimulusScore:
             return None
         return metrics.summarize([letter == "P" for letter in self.outcomes])
 
+    @property
+    def flakiness(self) -> float:
+        """Minority outcomes / trials, min(c, n-c)/n, a fraction in [0, 0.5]."""
+        return min(self.passes, self.trials - self.passes) / self.trials
+
 
 @dataclass(frozen=True)
 class SuiteScore:
@@ -329,7 +334,7 @@ def metric_values(
     elif metric == "score":
         values = np.array([s.aggregate_score for s in chosen])
     else:
-        values = np.array([s.flakiness_percent for s in chosen])
+        values = np.array([s.flakiness for s in chosen])
     intervals: tuple[Interval, ...] = ()
     if per is not None:
         lo, hi = np.atleast_1d(per.lo), np.atleast_1d(per.hi)

@@ -70,6 +70,7 @@ def _stimulus(s: StimulusScore, more_trials: int | None) -> dict[str, Any]:
         "score": _number(s.aggregate_score),
         "unscored": s.unscored,
         "flaky": s.flaky,
+        "flakiness": _number(s.flakiness),
         "flakiness_percent": _number(s.flakiness_percent),
         "flakiness_band": s.flakiness_band,
         "reading": s.reading,

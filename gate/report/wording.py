@@ -104,7 +104,7 @@ def metric_label(metric: str, k: int | None, estimator: str = "unbiased") -> str
 
 
 def target_text(decision: GateDecision) -> str:
-    """'≥ 0.8', '≤ 20%' (flakiness is a percent), '≥ −5 points' for a drop."""
+    """'≥ 0.8', '≤ 20%' (flakiness reads as a percent), 'Δ ≥ −5 pts' for a drop."""
     spec = decision.spec
     if spec.kind == "max_regression":
         return f"Δ ≥ −{margin_points(spec.target)} pts" if spec.target else "Δ ≥ 0"
@@ -113,8 +113,9 @@ def target_text(decision: GateDecision) -> str:
     if spec.kind == COMPLETED_TRIALS:
         return "> 0"
     sign = "≥" if decision.direction == "min" else "≤"
-    unit = "%" if spec.kind == "max_flakiness" else ""
-    return f"{sign} {spec.target:g}{unit}"
+    if spec.kind == "max_flakiness":
+        return f"{sign} {pct(spec.target)}"
+    return f"{sign} {spec.target:g}"
 
 
 def gate_name(decision: GateDecision, escape: Escape = _plain) -> str:
@@ -173,7 +174,7 @@ def spec_label(
         what = "confidence-sequence" if sequential else "interval"
         return f"{level} {what} half-width of {metric} ≤ {spec.target:g} ({where})"
     if spec.kind == "max_flakiness":
-        return f"flakiness ≤ {spec.target:g}% ({where}, point estimate)"
+        return f"flakiness ≤ {pct(spec.target)} ({where}, point estimate)"
     sign = "≥" if spec.direction == "min" else "≤"
     how = f"{level} interval" if on_interval else "point estimate"
     if sequential:
@@ -186,7 +187,7 @@ def value_text(decision: GateDecision) -> str:
     if decision.value is None:
         return "–"
     if decision.kind == "max_flakiness":
-        return f"{decision.value:.1f}%"
+        return percent(decision.value)
     if decision.kind == "metric":
         return f"{decision.value:.4g}"
     if decision.kind in ("max_regression", "min_improvement") and decision.scope == "suite":

@@ -218,8 +218,8 @@ def test_an_option_that_breaks_the_configuration_is_named_not_the_file(tmp_path:
     bad_option = run("check", "results.jsonl", "--threshold", "2", cwd=EXAMPLES / "failing")
     assert bad_option.returncode == 2
     assert bad_option.stderr.strip().splitlines()[-1] == (
-        "Error: option threshold: gate threshold target 2.0 out of range; "
-        "expected a value in [0, 1]"
+        "Error: option threshold: gate threshold min 2 can be read two ways: rates are "
+        'fractions, so 2 would be 200%; if you mean 2%, write 0.02 or "2%"'
     )
     # The same value written in a file names the file.
     config = tmp_path / "gates.yml"

@@ -90,7 +90,7 @@ def hostile_results(tmp_path: Path) -> Path:
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
     config = tmp_path / "gates.yml"
     config.write_text(
-        "version: 1\nk: 2\ngates:\n  pass_hat_k: 0.9\n  max_flakiness:\n    max: 10\n"
+        "version: 1\nk: 2\ngates:\n  pass_hat_k: 0.9\n  max_flakiness:\n    max: 0.1\n"
         "    scope: stimuli\n"
     )
     return path
