@@ -80,6 +80,8 @@ class GateSpec:
     k: int | None = None
     scope: Scope = "suite"
     tag: str | None = None
+    #: only the stimuli of this suite (results holding several); ``None``: every suite.
+    suite: str | None = None
     bound: Bound = "estimate"
     estimator: Literal["unbiased", "plugin"] = "unbiased"
     #: level of the interval or bound this gate decides on; ``None``: the configuration's.
@@ -302,6 +304,7 @@ def _specs(kind: str, value: Any, defaults: GateConfig, where: str) -> list[Gate
             k=_integer(entry.get("k"), f"gate {kind} k", where),
             scope=entry.get("scope", scope),
             tag=entry.get("tag"),
+            suite=entry.get("suite"),
             bound=_interval_bound(
                 kind,
                 direction,

@@ -12,7 +12,13 @@ from gate.compare import Comparison, StimulusRow
 from gate.metrics import Interval
 from gate.report import wording
 from gate.report.escape import md_text
-from gate.scoring import HIGH, PASS_AT_K_ESTIMATOR, PASS_HAT_K_ESTIMATOR, StimulusScore
+from gate.scoring import (
+    HIGH,
+    PASS_AT_K_ESTIMATOR,
+    PASS_HAT_K_ESTIMATOR,
+    StimulusScore,
+    SuiteScore,
+)
 
 if TYPE_CHECKING:
     from gate.pipeline import CheckOutcome
@@ -67,6 +73,10 @@ def _escape(text: str) -> str:
     return md_text(text, 80)
 
 
+def _bold(text: str) -> str:
+    return f"**{text}**"
+
+
 def render_gates(outcome: CheckOutcome) -> str:
     """The gates table, then one sentence per gate (and what would decide the undecided)."""
     rows = []
@@ -100,8 +110,8 @@ def render_gates(outcome: CheckOutcome) -> str:
     return "\n\n".join([body, "\n".join(sentences), *notes])
 
 
-def render_suite(outcome: CheckOutcome) -> str:
-    s = outcome.suite
+def render_suite(s: SuiteScore, title: str = "Suite metric") -> str:
+    """The suite metric table of ``s`` (all stimuli, or one suite's)."""
     k = s.k
     level = f"{s.confidence:.0%}"
     rows = [
@@ -111,7 +121,7 @@ def render_suite(outcome: CheckOutcome) -> str:
         [f"pass^{k} (plug-in p^k)", percent(s.pass_hat_k_plugin), "–"],
         ["suite score (mean aggregate)", f"{s.score:.3f}", "–"],
     ]
-    return table(["Suite metric", "Estimate", f"{level} interval"], rows, "lrr")
+    return table([title, "Estimate", f"{level} interval"], rows, "lrr")
 
 
 def render_reading(outcome: CheckOutcome) -> str:
@@ -129,11 +139,12 @@ def render_reading(outcome: CheckOutcome) -> str:
     )
 
 
-def render_stimuli(outcome: CheckOutcome) -> str:
-    s = outcome.suite
+def render_stimuli(outcome: CheckOutcome, s: SuiteScore | None = None) -> str:
+    """The stimuli table of ``s`` (default: every stimulus), worst first."""
+    s = s if s is not None else outcome.suite
     k = s.k
     level = f"{s.confidence:.0%}"
-    show_suite = len({x.suite for x in s.stimuli}) > 1
+    show_suite = len(s.suite_names) > 1
     compared = _delta_comparison(outcome)
     deltas = _delta_marks(compared) if compared is not None else None
     rows = []
@@ -237,19 +248,24 @@ def render_summary(outcome: CheckOutcome) -> str:
     policy = wording.policy_sentence(outcome)
     if policy:
         first += "\n\n" + policy
-    facts = (
-        f"**{md_text(s.name)}** · {len(s.stimuli)} stimuli · {s.trials} trials "
-        f"({s.errors} errored, {s.skipped} skipped) · k = {s.k} · "
-        f"{s.flaky_stimuli} flaky stimuli"
-    )
+    suites = outcome.suites
     sections = [
         first,
-        facts,
+        wording.facts_line(s, _escape, suites=len(suites), bold=_bold),
         render_gates(outcome),
         render_reading(outcome),
-        render_suite(outcome),
-        "### Stimuli, worst first",
-        render_stimuli(outcome),
+        render_suite(s, "Suite metric" if len(suites) == 1 else "All suites"),
+    ]
+    if len(suites) == 1:
+        sections += ["### Stimuli, worst first", render_stimuli(outcome)]
+    for one in suites if len(suites) > 1 else ():
+        sections += [
+            f"### Suite {md_text(one.name, 80)}",
+            wording.facts_line(one, _escape, bold=_bold),
+            render_suite(one),
+            render_stimuli(outcome, one),
+        ]
+    sections += [
         *(render_comparison(c) for c in outcome.comparisons),
         render_notes(outcome),
         render_methods(outcome),
@@ -324,6 +340,8 @@ def render_comparison(comparison: Comparison) -> str:
     metric = _metric_name(comparison)
     level = f"{comparison.confidence:.0%}"
     among = f", stimuli tagged {md_text(comparison.tag, 80)}" if comparison.tag else ""
+    if comparison.suite is not None:
+        among += f", suite {md_text(comparison.suite, 80)}"
     lines = [f"### Compared with the baseline ({metric}{among})"]
     if test.delta is None:
         lines.append("_No stimulus is in both runs: nothing to compare._")

@@ -20,6 +20,7 @@ from gate.metrics.paired import T_MIN_STIMULI, PairedTest, min_sign_flip_stimuli
 if TYPE_CHECKING:
     from gate.compare import Comparison
     from gate.pipeline import CheckOutcome
+    from gate.scoring import SuiteScore
 
 Escape = Callable[[str], str]
 
@@ -152,14 +153,21 @@ def spec_label(
         how = f"{level} interval" if on_interval else "point estimate"
         return f"{label} {sign} {spec.target:g} ({where}, {how})"
     metric = metric_label(spec.metric, k, spec.estimator)
-    where = "suite" if spec.scope == "suite" else "every stimulus"
+    suite = f"suite {escape(spec.suite)}" if spec.suite is not None else "suite"
+    where = suite if spec.scope == "suite" else "every stimulus"
     if spec.tag:
         where += f" tagged {escape(spec.tag)}"
+    if spec.suite is not None and spec.scope == "stimuli":
+        where += f" of {suite}"
     level = pct(confidence) if confidence is not None else ""
     if spec.kind in ("max_regression", "min_improvement"):
         among = f", stimuli tagged {escape(spec.tag)}" if spec.tag else ""
+        if spec.suite is not None:
+            among += f", {suite}"
         if spec.scope == "stimuli":
             tagged = f" tagged {escape(spec.tag)}" if spec.tag else ""
+            if spec.suite is not None:
+                tagged += f" of {suite}"
             return f"no stimulus{tagged} worse than baseline (Holm, family-wise {level})"
         if spec.kind == "max_regression":
             return (
@@ -217,11 +225,14 @@ def _claim(decision: GateDecision, escape: Escape) -> str:
     if spec.kind == "metric":
         metric = escape(spec.label) if spec.label else spec.resolved.label()
     relation = "at least" if decision.direction == "min" else "at most"
-    whose = "the suite's" if spec.scope == "suite" else "every stimulus's"
-    if spec.tag:
-        whose = whose.replace("suite's", f"suite's (stimuli tagged {escape(spec.tag)})")
-        whose = whose.replace("every stimulus's", f"every {escape(spec.tag)} stimulus's")
-    return f"{whose} {metric} is {relation} {spec.target:g}"
+    target = pct(spec.target) if spec.kind == "max_flakiness" else f"{spec.target:g}"
+    suite = "the suite" if spec.suite is None else f"suite {escape(spec.suite)}"
+    tagged = f" tagged {escape(spec.tag)}" if spec.tag else ""
+    if spec.scope == "suite":
+        among = f" (stimuli{tagged})" if spec.tag else ""
+        return f"{suite}'s{among} {metric} is {relation} {target}"
+    of = "" if spec.suite is None else f" of {suite}"
+    return f"the {metric} of every stimulus{tagged}{of} is {relation} {target}"
 
 
 def gate_sentence(decision: GateDecision, escape: Escape = _plain) -> str:
@@ -522,6 +533,26 @@ def p_value_meaning(p: float, what: str = "worse") -> str:
 
 
 # --------------------------------------------------------------------------- the run
+
+
+def facts_line(
+    suite: SuiteScore,
+    escape: Escape = _plain,
+    *,
+    suites: int = 1,
+    bold: Callable[[str], str] = _plain,
+) -> str:
+    """'**code-agent** · 5 stimuli · 15 trials (1 errored, 0 skipped) · k = 3 · 2 flaky
+    stimuli'; for all of several suites, '**2 suites** (a, b) · ...'."""
+    name = bold(escape(suite.name))
+    if suites > 1:
+        name = f"{bold(plural(suites, 'suite'))} ({', '.join(map(escape, suite.suite_names))})"
+    return (
+        f"{name} · {stimuli_count(len(suite.stimuli))} · {plural(suite.trials, 'trial')} "
+        f"({suite.errors} errored, {suite.skipped} skipped) · k = {suite.k} · "
+        f"{plural(suite.flaky_stimuli, 'flaky stimulus', 'flaky stimuli')}"
+    )
+
 
 
 VERDICT_MARK = {"pass": "✅", "fail": "❌", "inconclusive": "❔"}
