@@ -99,3 +99,23 @@ def _escape(char: str) -> str:
         return named[char]
     code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+# Inside a Mermaid XY chart a label is a quoted string that ends at the next '"'; before
+# parsing, Mermaid scans the whole block for directives (%%{...}%%), comments (%%) and
+# entity codes (#...;). Letters, digits, spaces and a few marks cannot start any of them.
+_MERMAID_UNSAFE = re.compile(r"[^\w .,:/()+'-]+")
+_SPACES = re.compile(r"\s+")
+
+
+def mermaid_label(value: object, max_length: int = 32) -> str:
+    """A quoted category label for a Mermaid chart (``xychart-beta``).
+
+    Every character but letters, digits, spaces and ``. , : / ( ) + ' -`` becomes a space
+    (quotes, ``%``, ``#``, ``;``, backticks, brackets, ``<``/``>``, controls), so a name can
+    neither end the string nor the code block, nor start a directive, comment or entity.
+    """
+    text = _SPACES.sub(" ", _MERMAID_UNSAFE.sub(" ", _CONTROL.sub(" ", str(value)))).strip()
+    if len(text) > max_length:
+        text = text[: max_length - 1].rstrip() + "…"
+    return f'"{text or "?"}"'

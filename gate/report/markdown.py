@@ -1,6 +1,7 @@
 """The Markdown summary: verdict first, then gates, the suite reading and the stimuli.
 
-Every string that came from the user's files passes through :func:`md_text`.
+Every string that came from the user's files passes through :func:`md_text` (or, inside
+a Mermaid chart, :func:`mermaid_label`). The sentences come from :mod:`wording`.
 """
 
 from __future__ import annotations
@@ -9,16 +10,9 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from gate.compare import Comparison, StimulusRow
-from gate.metrics import Interval
 from gate.report import wording
-from gate.report.escape import md_text
-from gate.scoring import (
-    HIGH,
-    PASS_AT_K_ESTIMATOR,
-    PASS_HAT_K_ESTIMATOR,
-    StimulusScore,
-    SuiteScore,
-)
+from gate.report.escape import md_text, mermaid_label
+from gate.scoring import StimulusScore, SuiteScore
 
 if TYPE_CHECKING:
     from gate.pipeline import CheckOutcome
@@ -27,20 +21,12 @@ if TYPE_CHECKING:
 FOLD_ROWS = 10
 #: the stimuli table shows at most this many (worst first); the JSON report has them all.
 MAX_STIMULUS_ROWS = 200
-_READING_ADVICE = {
-    "capable and consistent": "safe to automate for this task class",
-    "capable but flaky": "can solve it but not reliably: human review, not automation",
-    "capability gap": "cannot reliably solve it: a capability gap, not a consistency one",
-}
+#: a chart shows at most this many stimuli: the worst, or those that changed most.
+CHART_STIMULI = 10
 
 
-def percent(value: float) -> str:
-    return f"{value * 100:.1f}%"
-
-
-def interval_text(interval: Interval, as_percent: bool = True) -> str:
-    fmt = percent if as_percent else (lambda v: f"{v:.3f}")
-    return f"[{fmt(float(interval.lo))}, {fmt(float(interval.hi))}]"
+percent = wording.percent
+interval_text = wording.interval_text
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[str]], align: Sequence[str] = ()) -> str:
@@ -100,11 +86,7 @@ def render_gates(outcome: CheckOutcome) -> str:
     body = table(["Gate", "Value", "Bounds", "Target", "Result"], rows, "lrrrl")
     notes = []
     if any(g.spec.default for g in outcome.gates if g.kind != "completed_trials"):
-        notes.append(
-            "_No gate is configured, so the default gate applies (reference 001's CI "
-            "guidance: pass rate ≥ 0.7, decided on its interval). Configure gates in "
-            "`.eval-gate.yml`._"
-        )
+        notes.append(f"_{wording.DEFAULT_GATE_NOTE}_")
     if any(g.sequential for g in outcome.gates):
         notes.append(f"_{wording.SEQUENTIAL_NOTE}_")
     return "\n\n".join([body, "\n".join(sentences), *notes])
@@ -125,18 +107,46 @@ def render_suite(s: SuiteScore, title: str = "Suite metric") -> str:
 
 
 def render_reading(outcome: CheckOutcome) -> str:
-    s = outcome.suite
-    k = s.k
-    counts: dict[str, int] = {}
-    for stimulus in s.stimuli:
-        counts[stimulus.reading] = counts.get(stimulus.reading, 0) + 1
-    parts = ", ".join(f"{n} {label}" for label, n in sorted(counts.items(), key=lambda x: -x[1]))
-    return (
-        f"**Capability vs consistency:** pass@{k} = {percent(s.pass_at_k)} (capability), "
-        f"pass^{k} = {percent(s.pass_hat_k)} (consistency) → **{s.reading}**: "
-        f"{_READING_ADVICE[s.reading]}. Per stimulus: {parts}. "
-        f'("High" means ≥ {HIGH:.0%}.)'
+    return wording.reading_sentence(outcome.suite, _bold)
+
+
+def _mermaid_numbers(values: Sequence[float]) -> str:
+    return "[" + ", ".join(f"{100.0 * v:.1f}" for v in values) + "]"
+
+
+def mermaid_chart(
+    labels: Sequence[str], axis: str, bars: Sequence[float], *lines: Sequence[float]
+) -> str:
+    """A horizontal Mermaid XY chart (``xychart-beta``: Mermaid 10.5 and later, which GitHub
+    renders in job summaries and comments): one bar and some lines per label, values 0-1
+    drawn as percents. Labels are numbered, so that two equal names stay two bars."""
+    categories = ", ".join(mermaid_label(f"{i}. {x}") for i, x in enumerate(labels, 1))
+    body = [
+        "```mermaid",
+        "xychart-beta horizontal",
+        f"    x-axis [{categories}]",
+        f'    y-axis "{axis} (%)" 0 --> 100',
+        f"    bar {_mermaid_numbers(bars)}",
+        *(f"    line {_mermaid_numbers(line)}" for line in lines),
+        "```",
+    ]
+    return "\n".join(body)
+
+
+def render_stimulus_chart(s: SuiteScore) -> str:
+    """The worst stimuli's pass rates and intervals, as a chart; nothing for one stimulus."""
+    if len(s.stimuli) < 2:
+        return ""
+    worst = worst_first(s.stimuli)[:CHART_STIMULI]
+    caption = wording.stimulus_chart_caption(len(worst), len(s.stimuli), s.confidence)
+    chart = mermaid_chart(
+        [x.name for x in worst],
+        "pass rate",
+        [x.pass_rate for x in worst],
+        [float(x.pass_rate_interval.lo) for x in worst],
+        [float(x.pass_rate_interval.hi) for x in worst],
     )
+    return f"_{caption}_\n\n{chart}"
 
 
 def render_stimuli(outcome: CheckOutcome, s: SuiteScore | None = None) -> str:
@@ -156,7 +166,9 @@ def render_stimuli(outcome: CheckOutcome, s: SuiteScore | None = None) -> str:
             if stimulus.flaky
             else ""
         )
-        trials = str(stimulus.trials) + (f" ({stimulus.errors} err)" if stimulus.errors else "")
+        trials = str(stimulus.trials)
+        if stimulus.errors:
+            trials += f" ({stimulus.errors} errored)"
         row = [
             md_text(label),
             trials,
@@ -180,35 +192,21 @@ def render_stimuli(outcome: CheckOutcome, s: SuiteScore | None = None) -> str:
         align = "lrlrrrrrll"
     body = table(header, rows, align)
     omitted = len(ordered) - len(rows)
+    chart = render_stimulus_chart(s)
     if omitted:
-        body += f"\n\n_… and {omitted} more stimuli, not shown here: the JSON report lists all._"
-        return folded(f"The worst {len(rows)} of {len(ordered)} stimuli", body, len(rows))
-    return folded(f"All {len(rows)} stimuli, worst first", body, len(rows))
+        body += f"\n\n_{wording.more_stimuli_note(omitted)}_"
+        body = folded(f"The worst {len(rows)} of {len(ordered)} stimuli", body, len(rows))
+    else:
+        body = folded(
+            f"All {wording.stimuli_count(len(rows))}, worst first", body, len(rows)
+        )
+    return "\n\n".join(part for part in (chart, body) if part)
 
 
 def render_methods(outcome: CheckOutcome) -> str:
-    s = outcome.suite
-    errors = (
-        "errored trials count as failures"
-        if s.errors_policy == "fail"
-        else "errored trials are left out of n"
-    )
-    return (
-        f"<sub>Intervals: {s.confidence:.0%}; per stimulus {s.interval_method} for the pass rate, "
-        f"its endpoints mapped through 1-(1-p)^k for pass@k and p^k for pass^k: intervals for "
-        f"the latent values, which need not contain the unbiased estimates (pass^k is 0 "
-        f"whenever c < k), so a gate on a stimulus's lower bound also needs the estimate to "
-        f"reach the target; "
-        f"suite: {s.interval_method} at the suite estimate with n_eff = M·min(nᵢ)/k "
-        f"(pass rate {s.pass_rate_interval.method.rsplit('= ', 1)[-1]}, pass@k and pass^k "
-        f"{s.pass_hat_k_interval.method.rsplit('= ', 1)[-1]}), since a mean of M unbiased "
-        f"estimates in [0, 1] varies no more than one rate over n_eff trials: the suite "
-        f"interval is for these stimuli, re-run (trial noise), not for a new sample of "
-        f"stimuli. "
-        f"Estimators: pass@k {PASS_AT_K_ESTIMATOR}; pass^k {PASS_HAT_K_ESTIMATOR}. "
-        f"Suite values are means of per-stimulus values. {errors.capitalize()}; "
-        f"skipped trials never count.</sub>"
-    )
+    """How the numbers are computed, collapsed at the end of the summary."""
+    notes = "\n".join(f"- {note}" for note in wording.methods_notes(outcome.suite))
+    return f"<details><summary>{wording.METHODS_TITLE}</summary>\n\n{notes}\n\n</details>"
 
 
 def render_notes(outcome: CheckOutcome) -> str:
@@ -222,7 +220,7 @@ def render_notes(outcome: CheckOutcome) -> str:
         ]
         parts.append(
             folded(
-                f"{s.errors} errored trial(s)",
+                wording.plural(s.errors, "errored trial"),
                 f"**Errored trials** ({s.errors}):\n\n"
                 + table(["Stimulus", "Errors", "First message"], rows, "lrl"),
                 len(rows),
@@ -322,11 +320,16 @@ def _change_order(row: StimulusRow) -> tuple[int, int, float, str]:
 
 def _not_compared(comparison: Comparison) -> str:
     parts = [
-        f"{len(comparison.added)} new",
-        f"{len(comparison.removed)} removed",
-        f"{len(comparison.excluded)} excluded",
+        f"{count} {what}"
+        for count, what in (
+            (len(comparison.added), "new"),
+            (len(comparison.removed), "removed"),
+            (len(comparison.excluded), "left out"),
+        )
+        if count
     ]
-    text = "- Not compared: " + ", ".join(parts) + " stimuli"
+    total = len(comparison.added) + len(comparison.removed) + len(comparison.excluded)
+    text = f"- Not compared: {', '.join(parts)} ({wording.stimuli_count(total)})"
     if comparison.added:
         text += "; new: " + ", ".join(md_text(x, 60) for x in comparison.added[:5])
     if comparison.removed:
@@ -378,5 +381,27 @@ def render_comparison(comparison: Comparison) -> str:
         ]
         header = ["Stimulus", "Baseline", "Candidate", "Δ points", "Change", "p (Holm)"]
         body = table(header, rows, "lrrrlr")
-        lines.append(folded(f"{len(rows)} changed stimuli, regressions first", body, len(rows)))
+        what = wording.plural(len(rows), "changed stimulus", "changed stimuli")
+        lines.append(folded(f"{what}, regressions first", body, len(rows)))
+    chart = render_comparison_chart(comparison)
+    if chart:
+        lines.append(chart)
     return "\n\n".join(lines)
+
+
+def render_comparison_chart(comparison: Comparison) -> str:
+    """Candidate against baseline for the stimuli whose value changed most (drops first);
+    nothing when fewer than two changed."""
+    changed = sorted((r for r in comparison.rows if r.delta), key=lambda r: (r.delta, r.id))
+    if len(changed) < 2:
+        return ""
+    shown = sorted(changed, key=lambda r: (-abs(r.delta), r.delta, r.id))[:CHART_STIMULI]
+    shown.sort(key=lambda r: (r.delta, r.id))
+    metric = _metric_name(comparison)
+    chart = mermaid_chart(
+        [r.id for r in shown],
+        metric,
+        [r.candidate for r in shown],
+        [r.baseline for r in shown],
+    )
+    return f"_{wording.comparison_chart_caption(len(shown), metric)}_\n\n{chart}"

@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING
 from gate.config import GateSpec
 from gate.gates import COMPLETED_TRIALS, GateDecision
 from gate.metrics.paired import T_MIN_STIMULI, PairedTest, min_sign_flip_stimuli
+from gate.scoring import HIGH, PASS_AT_K_ESTIMATOR, PASS_HAT_K_ESTIMATOR
 
 if TYPE_CHECKING:
     from gate.compare import Comparison
+    from gate.metrics import Interval
     from gate.pipeline import CheckOutcome
-    from gate.scoring import SuiteScore
+    from gate.scoring import StimulusScore, SuiteScore
 
 Escape = Callable[[str], str]
 
@@ -66,7 +68,13 @@ def pct(level: float) -> str:
 
 
 def percent(value: float) -> str:
+    """0.3333 → '33.3%'."""
     return f"{value * 100:.1f}%"
+
+
+def interval_text(interval: Interval) -> str:
+    """'[34.5%, 81.9%]'."""
+    return f"[{percent(float(interval.lo))}, {percent(float(interval.hi))}]"
 
 
 def plural(count: int, one: str, many: str | None = None) -> str:
@@ -260,20 +268,7 @@ def gate_sentence(decision: GateDecision, escape: Escape = _plain) -> str:
         )
     claim = _claim(decision, escape)
     if decision.basis == "point estimate":
-        value = value_text(decision)
-        head = "Pass" if outcome == "pass" else "Fail"
-        where = ""
-        if spec.scope == "stimuli":
-            if decision.failing:
-                missed = some(decision.failing, escape)
-                where = f"; {len(decision.failing)} of the stimuli miss it: {missed}"
-            else:
-                where = f"; worst {escape(decision.subject)}"
-        verb = "meets" if outcome == "pass" else "misses"
-        return (
-            f"{head}: the point estimate {value} {verb} the target{where} "
-            "(point estimate, no error control: a rerun can flip it)."
-        )
+        return _point_sentence(decision, escape)
     level = pct(decision.confidence or 0)
     lo = f"{decision.lower:.3f}" if decision.lower is not None else "?"
     hi = f"{decision.upper:.3f}" if decision.upper is not None else "?"
@@ -304,6 +299,42 @@ def gate_sentence(decision: GateDecision, escape: Escape = _plain) -> str:
     return (
         f"Inconclusive: the {level} {_bounds_word(decision)} [{lo}, {hi}] contains the target "
         f"{spec.target:g}, so the data cannot tell yet whether {claim}."
+    )
+
+
+POINT_CAVEAT = "A point estimate has no error control: a rerun can flip it."
+
+
+def _point_sentence(decision: GateDecision, escape: Escape) -> str:
+    """'Fail: the suite's pass^3 is 0.400, below the target 0.8. A point estimate ...'"""
+    spec = decision.spec
+    metric = metric_label(spec.metric, decision.k, spec.estimator)
+    value = value_text(decision)
+    target = target_text(decision).split(" ", 1)[1]
+    side = "below" if decision.direction == "min" else "above"
+    if spec.scope == "suite":
+        whose = "the suite's" if spec.suite is None else f"suite {escape(spec.suite)}'s"
+        if spec.tag:
+            whose += f" (stimuli tagged {escape(spec.tag)})"
+        if decision.outcome == "pass":
+            reached = "at least" if decision.direction == "min" else "at most"
+            return (
+                f"Pass: {whose} {metric} is {value}, {reached} the target {target}. "
+                f"{POINT_CAVEAT}"
+            )
+        return f"Fail: {whose} {metric} is {value}, {side} the target {target}. {POINT_CAVEAT}"
+    worst = escape(decision.subject)
+    if decision.outcome == "pass":
+        return (
+            f"Pass: every stimulus's {metric} is within the target ({target_text(decision)}); "
+            f"the worst, {worst}, is at {value}. {POINT_CAVEAT}"
+        )
+    count = len(decision.failing)
+    verb = "is" if count == 1 else "are"
+    return (
+        f"Fail: {stimuli_count(count)} {verb} outside the target ({target_text(decision)}) "
+        f"on {metric}: {some(decision.failing, escape)} (worst {worst}, at {value}). "
+        f"{POINT_CAVEAT}"
     )
 
 
@@ -391,8 +422,8 @@ def advice_sentence(decision: GateDecision) -> str | None:
             "the target."
         )
     return (
-        f"To decide it: {' or '.join(parts)} would, with {power} probability at the current "
-        "estimates (simulated with this gate's own rule)."
+        f"{' or '.join(parts)} would decide it {power} of the time, if the "
+        "current estimates hold (simulated with this gate's own rule)."
     )
 
 
@@ -535,6 +566,92 @@ def p_value_meaning(p: float, what: str = "worse") -> str:
 # --------------------------------------------------------------------------- the run
 
 
+READING_ADVICE = {
+    "capable and consistent": "safe to automate for this task class",
+    "capable but flaky": "can solve it but not reliably: human review, not automation",
+    "capability gap": "cannot reliably solve it: a capability gap, not a consistency one",
+}
+
+DEFAULT_GATE_NOTE = (
+    "No gate is configured, so the default gate applies (reference 001's CI guidance: pass "
+    "rate ≥ 0.7, decided on its interval). Configure gates in .eval-gate.yml."
+)
+
+
+def reading_sentence(suite: SuiteScore, bold: Callable[[str], str] = _plain) -> str:
+    """Reference 002's capability/consistency reading of the suite, and its stimuli's."""
+    k = suite.k
+    counts: dict[str, int] = {}
+    for stimulus in suite.stimuli:
+        counts[stimulus.reading] = counts.get(stimulus.reading, 0) + 1
+    parts = ", ".join(f"{n} {label}" for label, n in sorted(counts.items(), key=lambda x: -x[1]))
+    return (
+        f"{bold('Capability vs consistency:')} pass@{k} = {percent(suite.pass_at_k)} "
+        f"(capability), pass^{k} = {percent(suite.pass_hat_k)} (consistency) → "
+        f"{bold(suite.reading)}: {READING_ADVICE[suite.reading]}. Per stimulus: {parts}. "
+        f'("High" means ≥ {HIGH:.0%}.)'
+    )
+
+
+METHODS_TITLE = "How these numbers are computed"
+
+
+def methods_notes(suite: SuiteScore) -> list[str]:
+    """What the intervals, estimators and counts are, one paragraph each (no user data)."""
+    method = suite.interval_method
+    level = pct(suite.confidence)
+    rate_n = suite.pass_rate_interval.method.rsplit("= ", 1)[-1]
+    k_n = suite.pass_hat_k_interval.method.rsplit("= ", 1)[-1]
+    errors = (
+        "Errored trials count as failures"
+        if suite.errors_policy == "fail"
+        else "Errored trials are left out of n"
+    )
+    return [
+        f"All intervals are {level} intervals. Each stimulus's pass-rate interval is the "
+        f"{method} interval; its ends are mapped through 1-(1-p)^k for pass@k and p^k for "
+        "pass^k. These are intervals for "
+        "the underlying rates, so they need not contain the unbiased estimates beside them "
+        "(pass^k is 0 whenever c < k), and a gate on a stimulus's lower bound also needs the "
+        "estimate to reach the target.",
+        f"Suite intervals are {method} at the suite estimate over n_eff = M·min(nᵢ)/k trials "
+        f"(pass rate: {rate_n}; pass@k and pass^k: {k_n}): a mean of M unbiased estimates in "
+        "[0, 1] varies no more than one rate over n_eff trials. They say how these stimuli "
+        "would score if re-run (trial noise), not how a new sample of stimuli would.",
+        f"Estimators: pass@k {PASS_AT_K_ESTIMATOR}; pass^k {PASS_HAT_K_ESTIMATOR}. Suite "
+        "values are means of per-stimulus values.",
+        f"{errors}; skipped trials never count.",
+    ]
+
+
+def flaky_sentence(stimulus: StimulusScore, escape: Escape = _plain) -> str:
+    """'Refactor auth: 2/3 trials passed; 33.3% minority outcomes (unreliable)'."""
+    return (
+        f"{escape(stimulus.name)}: {stimulus.passes}/{stimulus.trials} trials passed; "
+        f"{percent(stimulus.flakiness)} minority outcomes ({stimulus.flakiness_band})"
+    )
+
+
+def more_stimuli_note(omitted: int) -> str:
+    more = plural(omitted, "more stimulus", "more stimuli")
+    return f"… and {more}, not shown here: the JSON report lists all."
+
+
+def stimulus_chart_caption(shown: int, total: int, confidence: float) -> str:
+    which = f"all {total} stimuli" if shown == total else f"the {shown} worst of {total} stimuli"
+    return (
+        f"Pass rate of {which}, worst first: the bars are the estimates, the two lines join "
+        f"the ends of their {pct(confidence)} intervals."
+    )
+
+
+def comparison_chart_caption(shown: int, metric: str) -> str:
+    return (
+        f"Candidate (bars) against baseline (line): {metric} of the "
+        f"{plural(shown, 'stimulus', 'stimuli')} that changed most."
+    )
+
+
 def facts_line(
     suite: SuiteScore,
     escape: Escape = _plain,
@@ -573,9 +690,21 @@ def verdict_line(outcome: CheckOutcome) -> str:
     if verdict == "pass":
         return f"{head} — {'the gate' if total == 1 else f'all {total} gates'} passed"
     if verdict == "fail":
-        return f"{head} — {len(outcome.failed_gates)} of {plural(total, 'gate')} failed"
+        if total == 1:
+            return f"{head} — the gate failed"
+        return f"{head} — {len(outcome.failed_gates)} of {total} gates failed"
     undecided = len(outcome.inconclusive_gates)
-    return f"{head} — {undecided} of {plural(total, 'gate')} undecided: the data cannot decide yet"
+    which = "the gate is" if total == 1 else f"{undecided} of {total} gates"
+    return f"{head} — {which} undecided: the data cannot decide yet"
+
+
+def exit_line(outcome: CheckOutcome) -> str:
+    """The one line ``check`` writes to stderr last: verdict, counts and exit code."""
+    return (
+        f"eval-gate: {outcome.verdict.upper()} ({len(outcome.failed_gates)} failed, "
+        f"{len(outcome.inconclusive_gates)} inconclusive, of {plural(len(outcome.gates), 'gate')}"
+        f"); exit code {outcome.exit_code}"
+    )
 
 
 def policy_sentence(outcome: CheckOutcome) -> str | None:
