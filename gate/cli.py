@@ -48,9 +48,10 @@ def say(text: str) -> None:
     click.echo(log_text(redact(text)), err=True)
 
 
-def show(text: str) -> None:
-    """Text (the Markdown summary, listings) on stdout: redacted, writable whatever it holds."""
-    click.echo(safe_text(redact(text)), nl=False)
+def show(text: str, color: bool | None = None) -> None:
+    """Text (the Markdown summary, listings) on stdout: redacted, writable whatever it holds.
+    ``color``: keep our colour codes even where click would strip them (None: click decides)."""
+    click.echo(safe_text(redact(text)), nl=False, color=color)
 
 
 if TYPE_CHECKING:
@@ -280,6 +281,12 @@ def main() -> None:
     help="Write the JSON report here; - prints it to stdout instead of the Markdown.",
 )
 @click.option("--baseline", multiple=True, help="Results of the base branch (repeatable; globs).")
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="Print only the verdict line (and errors); --json - and --summary - still print.",
+)
 @gate_options
 @ingest_options
 def check(
@@ -288,6 +295,7 @@ def check(
     summary: str | None,
     json_path: str | None,
     baseline: tuple[str, ...],
+    quiet: bool,
     format_name: str,
     column_map: str | None,
     pass_threshold: float | None,
@@ -298,14 +306,16 @@ def check(
 ) -> None:
     """Score RESULTS (files or globs), check the gates and report.
 
-    Prints the Markdown summary to stdout unless --summary names a file or --json is -.
-    Exit 0 when every gate passes, 1 when one fails, 2 on bad input or config,
-    3 when the data cannot decide a gate yet (inconclusive).
+    On a terminal, prints a rendered view (colour unless NO_COLOR is set); otherwise the
+    Markdown summary, unless --summary names a file. --json - prints the JSON report
+    instead, --summary - the Markdown. Exit 0 when every gate passes, 1 when one fails,
+    2 on bad input or config, 3 when the data cannot decide a gate yet (inconclusive).
     """
     from gate.config import DEFAULT_CONFIG_FILE
     from gate.fileio import atomic_write, refuse_overwriting
     from gate.ingest import input_files
     from gate.pipeline import request_from_options, run_check
+    from gate.report import wording
     from gate.report.json_report import build_report, dumps, write_json
     from gate.report.markdown import render_summary
 
@@ -335,10 +345,10 @@ def check(
             ),
         )
         outcome = run_check(request)
-        for loaded in outcome.inputs:
-            how = "detected" if loaded.detected else "given"
-            say(f"eval-gate: read {loaded.path} as {loaded.format} ({how})")
-        markdown = render_summary(outcome)
+        if not quiet:
+            for loaded in outcome.inputs:
+                how = "detected" if loaded.detected else "given"
+                say(f"eval-gate: read {loaded.path} as {loaded.format} ({how})")
     except EvalGateError as error:
         raise BadInput(str(error)) from None
     # The verdict stands; an output that cannot be written is a warning, not exit code 2.
@@ -349,20 +359,34 @@ def check(
             say(f"eval-gate: warning: the JSON report was not written: {error}")
     if summary and summary != "-":
         try:
-            atomic_write(summary, markdown)
+            atomic_write(summary, render_summary(outcome))
         except OutputError as error:
             say(f"eval-gate: warning: the summary was not written: {error}")
-    # stdout carries one document, so that it can be piped: the JSON report or the Markdown.
+    # stdout carries one document, so that it can be piped: the JSON report or the Markdown;
+    # a person at a terminal gets the rendered view instead of the Markdown.
     if json_to_stdout:
         show(dumps(build_report(outcome)))
-    elif not summary or summary == "-":
-        show(markdown)
-    say(
-        f"eval-gate: {outcome.verdict.upper()} ({len(outcome.failed_gates)} failed, "
-        f"{len(outcome.inconclusive_gates)} inconclusive, of {len(outcome.gates)} gates); "
-        f"exit code {outcome.exit_code}"
-    )
+    elif summary == "-":
+        show(render_summary(outcome))
+    elif quiet:
+        pass
+    elif _stdout_is_terminal():
+        from gate.report.terminal import Terminal, render_terminal
+
+        terminal = Terminal.detect(sys.stdout)
+        show(render_terminal(outcome, terminal), color=terminal.color)
+    elif not summary:
+        show(render_summary(outcome))
+    say(wording.exit_line(outcome))
     sys.exit(outcome.exit_code)
+
+
+def _stdout_is_terminal() -> bool:
+    """Whether a person is reading stdout (a TTY), not a pipe, a file or a test runner."""
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stream
+        return False
 
 
 @main.command()

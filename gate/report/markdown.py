@@ -155,8 +155,8 @@ def render_stimuli(outcome: CheckOutcome, s: SuiteScore | None = None) -> str:
     k = s.k
     level = f"{s.confidence:.0%}"
     show_suite = len(s.suite_names) > 1
-    compared = _delta_comparison(outcome)
-    deltas = _delta_marks(compared) if compared is not None else None
+    compared = delta_comparison(outcome)
+    deltas = delta_marks(compared) if compared is not None else None
     rows = []
     ordered = worst_first(s.stimuli)
     for stimulus in ordered[:MAX_STIMULUS_ROWS]:
@@ -188,7 +188,7 @@ def render_stimuli(outcome: CheckOutcome, s: SuiteScore | None = None) -> str:
     header += [f"pass@{k}", f"pass^{k}", "Flaky", "Reading"]
     align = "lrlrrrrll"
     if compared is not None:
-        header.insert(4, f"Δ vs baseline ({_metric_name(compared)}, points)")
+        header.insert(4, f"Δ vs baseline ({wording.comparison_metric(compared)}, points)")
         align = "lrlrrrrrll"
     body = table(header, rows, align)
     omitted = len(ordered) - len(rows)
@@ -226,14 +226,7 @@ def render_notes(outcome: CheckOutcome) -> str:
                 len(rows),
             )
         )
-    warnings = [md_text(w, 300) for w in outcome.warnings]
-    for comparison in outcome.comparisons:
-        warnings.extend(wording.comparison_notes(comparison, _escape))
-    if s.not_scored:
-        warnings.append(
-            f"{wording.stimuli_count(len(s.not_scored))} with no counted trial, not scored: "
-            + wording.some(s.not_scored, _escape)
-        )
+    warnings = wording.warnings(outcome, lambda x: md_text(x, 300), _escape)
     if warnings:
         parts.append("**Warnings:**\n\n" + "\n".join(f"- {w}" for w in warnings))
     return "\n\n".join(parts)
@@ -271,14 +264,17 @@ def render_summary(outcome: CheckOutcome) -> str:
     return "\n\n".join(part for part in sections if part) + "\n"
 
 
-def _delta_comparison(outcome: CheckOutcome) -> Comparison | None:
+def delta_comparison(outcome: CheckOutcome) -> Comparison | None:
     """The comparison the stimuli table's Δ column shows: the first over every stimulus."""
     if not outcome.comparisons:
         return None
-    return next((c for c in outcome.comparisons if c.tag is None), outcome.comparisons[0])
+    return next(
+        (c for c in outcome.comparisons if c.tag is None and c.suite is None),
+        outcome.comparisons[0],
+    )
 
 
-def _delta_marks(comparison: Comparison) -> dict[str, str]:
+def delta_marks(comparison: Comparison) -> dict[str, str]:
     """Δ column cell by stimulus id: the change, or why there is none.
 
     "new": only in the results; "left out": in both runs but not in the paired test
@@ -287,20 +283,8 @@ def _delta_marks(comparison: Comparison) -> dict[str, str]:
     """
     marks = {x: "new" for x in comparison.added}
     marks |= {x.id: "left out" for x in comparison.excluded}
-    marks |= {row.id: _delta_mark(row.delta) for row in comparison.rows}
+    marks |= {row.id: wording.delta_mark(row.delta) for row in comparison.rows}
     return marks
-
-
-def _metric_name(comparison: Comparison) -> str:
-    names = {"pass_rate": "pass rate", "pass_hat_k": f"pass^{comparison.k}", "score": "score"}
-    return names[comparison.metric]
-
-
-def _delta_mark(delta: float) -> str:
-    points = delta * 100
-    if abs(points) < 0.05:
-        return "="
-    return f"{'▲' if points > 0 else '▼'} {abs(points):.1f}"
 
 
 _STATUS_ORDER = {
@@ -314,73 +298,34 @@ _STATUS_ORDER = {
 }
 
 
-def _change_order(row: StimulusRow) -> tuple[int, int, float, str]:
-    return (0 if row.regressed else 1, _STATUS_ORDER[row.status], row.delta, row.id)
-
-
-def _not_compared(comparison: Comparison) -> str:
-    parts = [
-        f"{count} {what}"
-        for count, what in (
-            (len(comparison.added), "new"),
-            (len(comparison.removed), "removed"),
-            (len(comparison.excluded), "left out"),
-        )
-        if count
-    ]
-    total = len(comparison.added) + len(comparison.removed) + len(comparison.excluded)
-    text = f"- Not compared: {', '.join(parts)} ({wording.stimuli_count(total)})"
-    if comparison.added:
-        text += "; new: " + ", ".join(md_text(x, 60) for x in comparison.added[:5])
-    if comparison.removed:
-        text += "; removed: " + ", ".join(md_text(x, 60) for x in comparison.removed[:5])
-    return text + "."
+def changed_rows(comparison: Comparison) -> list[StimulusRow]:
+    """The paired stimuli that changed, regressions first."""
+    return sorted(
+        (r for r in comparison.rows if r.status != "unchanged" or r.regressed or r.delta),
+        key=lambda r: (0 if r.regressed else 1, _STATUS_ORDER[r.status], r.delta, r.id),
+    )
 
 
 def render_comparison(comparison: Comparison) -> str:
     """The baseline comparison: Δ with its interval and test, gates in words, power, changes."""
-    test = comparison.test
-    metric = _metric_name(comparison)
-    level = f"{comparison.confidence:.0%}"
-    among = f", stimuli tagged {md_text(comparison.tag, 80)}" if comparison.tag else ""
-    if comparison.suite is not None:
-        among += f", suite {md_text(comparison.suite, 80)}"
-    lines = [f"### Compared with the baseline ({metric}{among})"]
-    if test.delta is None:
-        lines.append("_No stimulus is in both runs: nothing to compare._")
-    else:
-        lo, hi = test.interval
-        lines.append(
-            f"**Δ {metric} = {wording.points(test.delta)} points** (candidate − baseline, mean "
-            f"over {test.stimuli} shared stimuli), two-sided {level} interval "
-            f"[{wording.points(lo)}, {wording.points(hi)}]; "
-            f"test: {wording.paired_test_reason(test)}."
-        )
-    bullets = [
-        f"- Evidence of a drop: one-sided {wording.p_value_meaning(test.p_worse)}.",
-        f"- Power: {wording.power_sentence(comparison)}",
-    ]
-    if comparison.added or comparison.removed or comparison.excluded:
-        bullets.append(_not_compared(comparison))
+    lines = [f"### {wording.comparison_heading(comparison, _escape)}"]
+    lines.append(wording.delta_sentence(comparison, _bold))
+    bullets = [f"- {x}" for x in wording.comparison_bullets(comparison, _escape)]
     lines.append("\n".join(bullets))
-    changed = sorted(
-        (r for r in comparison.rows if r.status != "unchanged" or r.regressed or r.delta),
-        key=_change_order,
-    )
+    changed = changed_rows(comparison)
     if changed:
         rows = [
             [
                 md_text(r.id),
                 f"{r.baseline_counts.c}/{r.baseline_counts.n}",
                 f"{r.candidate_counts.c}/{r.candidate_counts.n}",
-                _delta_mark(r.delta),
-                r.status + (" (regressed)" if r.regressed else ""),
+                wording.delta_mark(r.delta),
+                wording.change_text(r),
                 f"{r.p_holm:.3g}",
             ]
             for r in changed
         ]
-        header = ["Stimulus", "Baseline", "Candidate", "Δ points", "Change", "p (Holm)"]
-        body = table(header, rows, "lrrrlr")
+        body = table(wording.CHANGED_HEADER, rows, "lrrrlr")
         what = wording.plural(len(rows), "changed stimulus", "changed stimuli")
         lines.append(folded(f"{what}, regressions first", body, len(rows)))
     chart = render_comparison_chart(comparison)
@@ -397,7 +342,7 @@ def render_comparison_chart(comparison: Comparison) -> str:
         return ""
     shown = sorted(changed, key=lambda r: (-abs(r.delta), r.delta, r.id))[:CHART_STIMULI]
     shown.sort(key=lambda r: (r.delta, r.id))
-    metric = _metric_name(comparison)
+    metric = wording.comparison_metric(comparison)
     chart = mermaid_chart(
         [r.id for r in shown],
         metric,

@@ -19,7 +19,7 @@ from gate.metrics.paired import T_MIN_STIMULI, PairedTest, min_sign_flip_stimuli
 from gate.scoring import HIGH, PASS_AT_K_ESTIMATOR, PASS_HAT_K_ESTIMATOR
 
 if TYPE_CHECKING:
-    from gate.compare import Comparison
+    from gate.compare import Comparison, StimulusRow
     from gate.metrics import Interval
     from gate.pipeline import CheckOutcome
     from gate.scoring import StimulusScore, SuiteScore
@@ -219,7 +219,9 @@ def bounds_text(decision: GateDecision) -> str:
     return f"[{decision.lower:.3f}, {decision.upper:.3f}]"
 
 
-OUTCOME_MARK = {"pass": "✔ pass", "fail": "✘ **fail**", "inconclusive": "❔ inconclusive"}
+OUTCOME_WORD = {"pass": "✔ pass", "fail": "✘ fail", "inconclusive": "❔ inconclusive"}
+#: the Markdown tables' result cells: a failure in bold.
+OUTCOME_MARK = {**OUTCOME_WORD, "fail": "✘ **fail**"}
 
 
 def _bounds_word(decision: GateDecision) -> str:
@@ -552,6 +554,92 @@ def comparison_notes(comparison: Comparison, escape: Escape = _plain) -> list[st
             "trials per stimulus."
         )
     return notes
+
+
+def comparison_metric(comparison: Comparison) -> str:
+    """'pass rate', 'pass^3' or 'score': what a comparison compares."""
+    names = {"pass_rate": "pass rate", "pass_hat_k": f"pass^{comparison.k}", "score": "score"}
+    return names[comparison.metric]
+
+
+def delta_mark(delta: float) -> str:
+    """A change in points: '▼ 33.3', '▲ 5.0', '=' (under 0.05 points).
+
+    >>> delta_mark(-1 / 3), delta_mark(0.05), delta_mark(0.0001)
+    ('▼ 33.3', '▲ 5.0', '=')
+    """
+    value = delta * 100
+    if abs(value) < 0.05:
+        return "="
+    return f"{'▲' if value > 0 else '▼'} {abs(value):.1f}"
+
+
+CHANGED_HEADER = ["Stimulus", "Baseline", "Candidate", "Δ points", "Change", "p (Holm)"]
+
+
+def change_text(row: StimulusRow) -> str:
+    return row.status + (" (regressed)" if row.regressed else "")
+
+
+def comparison_heading(comparison: Comparison, escape: Escape = _plain) -> str:
+    among = f", stimuli tagged {escape(comparison.tag)}" if comparison.tag else ""
+    if comparison.suite is not None:
+        among += f", suite {escape(comparison.suite)}"
+    return f"Compared with the baseline ({comparison_metric(comparison)}{among})"
+
+
+def delta_sentence(comparison: Comparison, bold: Callable[[str], str] = _plain) -> str:
+    """Δ with its two-sided interval and the test behind it."""
+    test = comparison.test
+    if test.delta is None:
+        return "No stimulus is in both runs: nothing to compare."
+    lo, hi = test.interval
+    metric = comparison_metric(comparison)
+    return (
+        f"{bold(f'Δ {metric} = {points(test.delta)} points')} (candidate − baseline, mean "
+        f"over {plural(test.stimuli, 'shared stimulus', 'shared stimuli')}), two-sided "
+        f"{pct(comparison.confidence)} interval [{points(lo)}, {points(hi)}]; test: "
+        f"{paired_test_reason(test)}."
+    )
+
+
+def comparison_bullets(comparison: Comparison, escape: Escape = _plain) -> list[str]:
+    """The evidence of a drop, the power, and what was not compared."""
+    test = comparison.test
+    bullets = [
+        f"Evidence of a drop: one-sided {p_value_meaning(test.p_worse)}.",
+        f"Power: {power_sentence(comparison)}",
+    ]
+    not_compared = [
+        (len(comparison.added), "new", comparison.added),
+        (len(comparison.removed), "removed", comparison.removed),
+        (len(comparison.excluded), "left out", tuple(x.id for x in comparison.excluded)),
+    ]
+    total = sum(count for count, _, _ in not_compared)
+    if total:
+        counts = ", ".join(f"{count} {what}" for count, what, _ in not_compared if count)
+        text = f"Not compared: {counts} ({stimuli_count(total)})"
+        for count, what, ids in not_compared[:2]:
+            if count:
+                text += f"; {what}: " + ", ".join(escape(x[:60]) for x in ids[:5])
+        bullets.append(text + ".")
+    return bullets
+
+
+def warnings(
+    outcome: CheckOutcome, escape_warning: Escape = _plain, escape: Escape = _plain
+) -> list[str]:
+    """Every warning of a check: about the input, the comparisons and unscored stimuli."""
+    found = [escape_warning(w) for w in outcome.warnings]
+    for comparison in outcome.comparisons:
+        found.extend(comparison_notes(comparison, escape))
+    not_scored = outcome.suite.not_scored
+    if not_scored:
+        found.append(
+            f"{stimuli_count(len(not_scored))} with no counted trial, not scored: "
+            + some(not_scored, escape)
+        )
+    return found
 
 
 def p_value_meaning(p: float, what: str = "worse") -> str:
