@@ -518,6 +518,7 @@ def validate(
     Reports every bad file. Exit 0 when all are valid, 2 otherwise.
     """
     from gate.ingest import expand, load
+    from gate.report.wording import plural
 
     if not files and config is None:
         raise click.UsageError("name result FILES, a --config file, or both")
@@ -538,7 +539,7 @@ def validate(
             click.echo(f"invalid: {error}", err=True)
         else:
             count = len(gate_config.gates)
-            click.echo(f"ok: {config} (configuration, {count} gate{'s' * (count != 1)})")
+            click.echo(f"ok: {config} (configuration, {plural(count, 'gate')})")
     for path in paths:
         try:
             table, loaded = load([path], options)
@@ -546,16 +547,14 @@ def validate(
             bad += 1
             say(f"invalid: {error}")
             continue
+        stimuli = plural(len(table.stimuli), "stimulus", "stimuli")
         show(
-            log_text(
-                f"ok: {path} ({loaded[0].format}, {len(table.stimuli)} stimuli, "
-                f"{len(table)} trials)"
-            )
+            log_text(f"ok: {path} ({loaded[0].format}, {stimuli}, {plural(len(table), 'trial')})")
             + "\n"
         )
     if bad:
         checked = len(paths) + (config is not None)
-        raise BadInput(f"{bad} of {checked} file(s) are invalid")
+        raise BadInput(f"{bad} of {plural(checked, 'file')} {'is' if bad == 1 else 'are'} invalid")
     if len(paths) > 1:
         # Each file is valid alone; `check` merges them, which can still fail (a trial
         # given in two files, a suite declared two ways).
@@ -578,6 +577,7 @@ def _evaluate_config(
 
     from gate.config import REGRESSION_KINDS
     from gate.pipeline import CheckRequest, run_check
+    from gate.report.wording import plural
 
     local = tuple(g for g in gate_config.gates if g.kind not in REGRESSION_KINDS)
     request = CheckRequest(
@@ -588,7 +588,8 @@ def _evaluate_config(
     except EvalGateError as error:
         raise BadInput(f"{name} cannot be evaluated on these results: {error}") from None
     left_out = len(gate_config.gates) - len(local)
-    note = f" ({left_out} regression gate(s) need check --baseline)" if left_out else ""
+    need = "needs" if left_out == 1 else "need"
+    note = f" ({plural(left_out, 'regression gate')} {need} check --baseline)" if left_out else ""
     click.echo(f"ok: {name} can be evaluated on these results{note}")
 
 

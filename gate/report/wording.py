@@ -775,6 +775,8 @@ def verdict_line(outcome: CheckOutcome) -> str:
     verdict = outcome.verdict
     total = len(outcome.gates)
     head = f"{VERDICT_MARK[verdict]} eval-gate: {verdict.upper()}"
+    if total == 0:
+        return f"{head} — no gate was evaluated"
     if verdict == "pass":
         return f"{head} — {'the gate' if total == 1 else f'all {total} gates'} passed"
     if verdict == "fail":

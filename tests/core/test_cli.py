@@ -227,3 +227,13 @@ def test_an_option_that_breaks_the_configuration_is_named_not_the_file(tmp_path:
     bad_file = run("check", "results.jsonl", "--config", str(config), cwd=EXAMPLES / "failing")
     assert bad_file.returncode == 2
     assert bad_file.stderr.strip().splitlines()[-1].startswith(f"Error: {config}")
+
+
+def test_validate_counts_in_words(tmp_path: Path) -> None:
+    one = tmp_path / "one.jsonl"
+    one.write_text('{"stimulus": "a", "trial": 0, "passed": true}\n', encoding="utf-8")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{\n", encoding="utf-8")
+    result = run("validate", str(one), str(bad))
+    assert f"ok: {one} (native, 1 stimulus, 1 trial)" in result.stdout
+    assert result.stderr.strip().splitlines()[-1] == "Error: 1 of 2 files is invalid"

@@ -300,7 +300,7 @@ def test_validate_a_configuration_alone(workdir: Path) -> None:
     result = invoke("validate", "--config", str(bad))
     assert result.exit_code == 2
     assert f"invalid: {bad}: gate threshold min 2 can be read two ways" in result.stderr
-    assert "1 of 1 file(s) are invalid" in result.stderr
+    assert "1 of 1 file is invalid" in result.stderr
 
 
 def test_validate_says_when_the_configuration_cannot_be_evaluated_on_the_results(
@@ -323,7 +323,7 @@ def test_validate_leaves_regression_gates_to_check_baseline(workdir: Path) -> No
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[-1] == (
         f"ok: {config} can be evaluated on these results "
-        "(1 regression gate(s) need check --baseline)"
+        "(1 regression gate needs check --baseline)"
     )
 
 
