@@ -153,9 +153,12 @@ def spec_label(
         return "at least one trial completed without error"
     if spec.kind == "metric":
         label = escape(spec.label) if spec.label else spec.resolved.label()
-        where = "suite" if spec.scope == "suite" else "every stimulus"
+        suite = f"suite {escape(spec.suite)}" if spec.suite is not None else "suite"
+        where = suite if spec.scope == "suite" else "every stimulus"
         if spec.tag:
             where += f" tagged {escape(spec.tag)}"
+        if spec.suite is not None and spec.scope == "stimuli":
+            where += f" of {suite}"
         sign = "≥" if spec.direction == "min" else "≤"
         level = pct(confidence) if confidence is not None else ""
         how = f"{level} interval" if on_interval else "point estimate"

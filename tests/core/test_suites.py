@@ -15,6 +15,7 @@ from gate.cli import main
 from gate.config import build_config
 from gate.errors import ConfigError
 from gate.pipeline import CheckOutcome, CheckRequest, run_check
+from gate.report import wording
 from gate.report.json_report import build_report
 from gate.report.markdown import render_summary
 from gate.schemas import validator
@@ -189,3 +190,20 @@ def test_a_regression_gate_compares_one_suite(
     text = render_summary(outcome)
     assert "### Compared with the baseline (pass rate, suite alpha)" in text
     assert json.loads(json.dumps(report))["gates"][0]["suite"] == "alpha"
+
+
+def test_a_metric_gate_can_name_a_suite_too(results: Path) -> None:
+    """gates: metric: entries take suite: as the other gates do. avg is the mean pass rate:
+    alpha (1 + 2/3)/2 = 5/6, beta 4/9."""
+    gates = {
+        "metric": [
+            {"metric": "avg", "min": 0.8, "suite": "alpha"},
+            {"metric": "avg", "min": 0.8, "suite": "beta"},
+        ]
+    }
+    alpha, beta = check(results, {"k": 3, "gates": gates}).gates
+    assert (alpha.outcome, alpha.value) == ("pass", pytest.approx(5 / 6))
+    assert (beta.outcome, beta.value) == ("fail", pytest.approx(4 / 9))
+    assert "(suite beta, point estimate)" in wording.gate_name(beta)
+    with pytest.raises(ConfigError, match="names suite 'gamma'"):
+        check(results, {"gates": {"metric": {"metric": "avg", "min": 0.5, "suite": "gamma"}}})

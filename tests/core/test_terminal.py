@@ -187,3 +187,8 @@ def test_widths_bars_and_wrapping() -> None:
     assert wrap("one two three", 8, "  ", "• ") == ["• one", "  two", "  three"]
     assert rate_bar(0.5, 0.25, 0.75, cells=8) == "██▓▓▒▒░░"
     assert rate_bar(1.0, 1.0, 1.0, cells=4) == "████"
+
+
+def test_a_lone_surrogate_cannot_break_the_output() -> None:
+    assert terminal_text("a\ud800b") == "a\ufffdb"
+    assert terminal_text("a\ud800b").encode("utf-8") == b"a\xef\xbf\xbdb"
