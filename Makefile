@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test image-test bench bench-scale bench-sequential bench-coverage clean
+.PHONY: run test image-test bench bench-scale bench-sequential bench-coverage bench-terminal clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,10 @@ bench-scale: $(VENV)/.run-installed
 # and trials spent for a few truths.
 bench-sequential: $(VENV)/.run-installed
 	$(BIN)/python bench/sequential.py
+
+# What the terminal view adds to a check: our renderer against rich (when installed).
+bench-terminal: $(VENV)/.test-installed
+	$(BIN)/python bench/terminal.py
 
 # Exact coverage of every interval method (the table in docs/metrics.md), the n where the
 # default dips below 92%, its speed; then the suite interval's simulated coverage grid.

@@ -48,9 +48,37 @@ def say(text: str) -> None:
     click.echo(log_text(redact(text)), err=True)
 
 
-def show(text: str) -> None:
-    """Text (the Markdown summary, listings) on stdout: redacted, writable whatever it holds."""
-    click.echo(safe_text(redact(text)), nl=False)
+def show(text: str, color: bool | None = None) -> None:
+    """Text (the Markdown summary, listings) on stdout: redacted, writable whatever it holds.
+    ``color``: keep our colour codes even where click would strip them (None: click decides)."""
+    click.echo(safe_text(redact(text)), nl=False, color=color)
+
+
+if TYPE_CHECKING:
+    _FloatParam = click.ParamType[float]  # generic since click 8.2
+else:
+    _FloatParam = click.ParamType
+
+
+class Rate(_FloatParam):
+    """An option that is a rate: a fraction (0.7) or a percent (70%), as everywhere."""
+
+    name = "rate"
+
+    def __init__(self, **bounds: Any) -> None:
+        self.bounds = bounds
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            return value
+        from gate.rates import parse_rate
+
+        try:
+            return parse_rate(value, "value", **self.bounds)
+        except EvalGateError as error:
+            self.fail(str(error), param, ctx)
 
 
 def _parse_map(text: str | None) -> dict[str, str]:
@@ -87,8 +115,9 @@ def ingest_options(func: F) -> F:
         ),
         click.option(
             "--pass-threshold",
-            type=click.FloatRange(0, 1),
-            help="Score-only formats (Inspect, tau-bench): pass when the score reaches this.",
+            type=Rate(),
+            help="Score-only formats (Inspect, tau-bench): pass when the score reaches this "
+            "(0-1, or a percent).",
         ),
         click.option("--scorer", help="Inspect AI: the scorer that decides a trial."),
         click.option(
@@ -114,7 +143,11 @@ def gate_options(func: F) -> F:
         click.option("--min-pass-rate", help="Gate: suite pass rate ≥ this."),
         click.option("--min-pass-at-k", help="Gate: suite pass@k ≥ this (k from --k)."),
         click.option("--min-pass-hat-k", help="Gate: suite pass^k ≥ this (k from --k)."),
-        click.option("--max-flakiness", help="Gate: every stimulus's flakiness ≤ this percent."),
+        click.option(
+            "--max-flakiness",
+            help="Gate: every stimulus's flakiness (minority outcomes / trials) ≤ this, e.g. 0.2 "
+            "or 20%.",
+        ),
         click.option(
             "--max-ci-half-width", help="Gate: half-width of the suite pass-rate interval ≤ this."
         ),
@@ -248,6 +281,12 @@ def main() -> None:
     help="Write the JSON report here; - prints it to stdout instead of the Markdown.",
 )
 @click.option("--baseline", multiple=True, help="Results of the base branch (repeatable; globs).")
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="Print only the verdict line (and errors); --json - and --summary - still print.",
+)
 @gate_options
 @ingest_options
 def check(
@@ -256,6 +295,7 @@ def check(
     summary: str | None,
     json_path: str | None,
     baseline: tuple[str, ...],
+    quiet: bool,
     format_name: str,
     column_map: str | None,
     pass_threshold: float | None,
@@ -266,14 +306,16 @@ def check(
 ) -> None:
     """Score RESULTS (files or globs), check the gates and report.
 
-    Prints the Markdown summary to stdout unless --summary names a file or --json is -.
-    Exit 0 when every gate passes, 1 when one fails, 2 on bad input or config,
-    3 when the data cannot decide a gate yet (inconclusive).
+    On a terminal, prints a rendered view (colour unless NO_COLOR is set); otherwise the
+    Markdown summary, unless --summary names a file. --json - prints the JSON report
+    instead, --summary - the Markdown. Exit 0 when every gate passes, 1 when one fails,
+    2 on bad input or config, 3 when the data cannot decide a gate yet (inconclusive).
     """
     from gate.config import DEFAULT_CONFIG_FILE
     from gate.fileio import atomic_write, refuse_overwriting
     from gate.ingest import input_files
     from gate.pipeline import request_from_options, run_check
+    from gate.report import wording
     from gate.report.json_report import build_report, dumps, write_json
     from gate.report.markdown import render_summary
 
@@ -303,10 +345,10 @@ def check(
             ),
         )
         outcome = run_check(request)
-        for loaded in outcome.inputs:
-            how = "detected" if loaded.detected else "given"
-            say(f"eval-gate: read {loaded.path} as {loaded.format} ({how})")
-        markdown = render_summary(outcome)
+        if not quiet:
+            for loaded in outcome.inputs:
+                how = "detected" if loaded.detected else "given"
+                say(f"eval-gate: read {loaded.path} as {loaded.format} ({how})")
     except EvalGateError as error:
         raise BadInput(str(error)) from None
     # The verdict stands; an output that cannot be written is a warning, not exit code 2.
@@ -317,20 +359,34 @@ def check(
             say(f"eval-gate: warning: the JSON report was not written: {error}")
     if summary and summary != "-":
         try:
-            atomic_write(summary, markdown)
+            atomic_write(summary, render_summary(outcome))
         except OutputError as error:
             say(f"eval-gate: warning: the summary was not written: {error}")
-    # stdout carries one document, so that it can be piped: the JSON report or the Markdown.
+    # stdout carries one document, so that it can be piped: the JSON report or the Markdown;
+    # a person at a terminal gets the rendered view instead of the Markdown.
     if json_to_stdout:
         show(dumps(build_report(outcome)))
-    elif not summary or summary == "-":
-        show(markdown)
-    say(
-        f"eval-gate: {outcome.verdict.upper()} ({len(outcome.failed_gates)} failed, "
-        f"{len(outcome.inconclusive_gates)} inconclusive, of {len(outcome.gates)} gates); "
-        f"exit code {outcome.exit_code}"
-    )
+    elif summary == "-":
+        show(render_summary(outcome))
+    elif quiet:
+        pass
+    elif _stdout_is_terminal():
+        from gate.report.terminal import Terminal, render_terminal
+
+        terminal = Terminal.detect(sys.stdout)
+        show(render_terminal(outcome, terminal), color=terminal.color)
+    elif not summary:
+        show(render_summary(outcome))
+    say(wording.exit_line(outcome))
     sys.exit(outcome.exit_code)
+
+
+def _stdout_is_terminal() -> bool:
+    """Whether a person is reading stdout (a TTY), not a pipe, a file or a test runner."""
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stream
+        return False
 
 
 @main.command()
@@ -346,8 +402,8 @@ def check(
 )
 @click.option(
     "--expect",
-    type=click.FloatRange(0, 1),
-    help="Expected pass rate of every stimulus (0-1); or give --pilot.",
+    type=Rate(),
+    help="Expected pass rate of every stimulus (0-1, or a percent); or give --pilot.",
 )
 @click.option(
     "--pilot",
@@ -357,7 +413,7 @@ def check(
 )
 @click.option(
     "--power",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=Rate(open_low=True, open_high=True),
     default=0.8,
     show_default=True,
     help="Probability with which each gate must be decided.",
@@ -462,6 +518,7 @@ def validate(
     Reports every bad file. Exit 0 when all are valid, 2 otherwise.
     """
     from gate.ingest import expand, load
+    from gate.report.wording import plural
 
     if not files and config is None:
         raise click.UsageError("name result FILES, a --config file, or both")
@@ -482,7 +539,7 @@ def validate(
             click.echo(f"invalid: {error}", err=True)
         else:
             count = len(gate_config.gates)
-            click.echo(f"ok: {config} (configuration, {count} gate{'s' * (count != 1)})")
+            click.echo(f"ok: {config} (configuration, {plural(count, 'gate')})")
     for path in paths:
         try:
             table, loaded = load([path], options)
@@ -490,16 +547,14 @@ def validate(
             bad += 1
             say(f"invalid: {error}")
             continue
+        stimuli = plural(len(table.stimuli), "stimulus", "stimuli")
         show(
-            log_text(
-                f"ok: {path} ({loaded[0].format}, {len(table.stimuli)} stimuli, "
-                f"{len(table)} trials)"
-            )
+            log_text(f"ok: {path} ({loaded[0].format}, {stimuli}, {plural(len(table), 'trial')})")
             + "\n"
         )
     if bad:
         checked = len(paths) + (config is not None)
-        raise BadInput(f"{bad} of {checked} file(s) are invalid")
+        raise BadInput(f"{bad} of {plural(checked, 'file')} {'is' if bad == 1 else 'are'} invalid")
     if len(paths) > 1:
         # Each file is valid alone; `check` merges them, which can still fail (a trial
         # given in two files, a suite declared two ways).
@@ -522,6 +577,7 @@ def _evaluate_config(
 
     from gate.config import REGRESSION_KINDS
     from gate.pipeline import CheckRequest, run_check
+    from gate.report.wording import plural
 
     local = tuple(g for g in gate_config.gates if g.kind not in REGRESSION_KINDS)
     request = CheckRequest(
@@ -532,7 +588,8 @@ def _evaluate_config(
     except EvalGateError as error:
         raise BadInput(f"{name} cannot be evaluated on these results: {error}") from None
     left_out = len(gate_config.gates) - len(local)
-    note = f" ({left_out} regression gate(s) need check --baseline)" if left_out else ""
+    need = "needs" if left_out == 1 else "need"
+    note = f" ({plural(left_out, 'regression gate')} {need} check --baseline)" if left_out else ""
     click.echo(f"ok: {name} can be evaluated on these results{note}")
 
 

@@ -180,6 +180,7 @@ class Comparison:
         fisher_floor: The smallest Fisher p-value any paired stimulus could reach:
             when above α/M no single stimulus can be shown worse.
         tag: The tag the stimuli were filtered on (``None``: every stimulus).
+        suite: The suite the stimuli were filtered on (``None``: every suite).
     """
 
     metric: Metric
@@ -198,6 +199,7 @@ class Comparison:
     limits: tuple[float, float] = (-1.0, 1.0)
     seed: int = 0
     tag: str | None = None
+    suite: str | None = None
 
     def test_at(self, margin: float = 0.0, gain: float = 0.0) -> PairedTest:
         """The same paired test with H0: Δ ≥ -margin (``p_worse``) and Δ ≤ gain (``p_better``).

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Mapping
@@ -13,6 +12,7 @@ import yaml
 
 from gate import limits
 from gate.errors import ConfigError, InputError, Provenance, shorten
+from gate.rates import MAX_FLAKINESS, parse_rate
 from gate.reading import read_whole
 from gate.schemas import validate
 
@@ -80,6 +80,8 @@ class GateSpec:
     k: int | None = None
     scope: Scope = "suite"
     tag: str | None = None
+    #: only the stimuli of this suite (results holding several); ``None``: every suite.
+    suite: str | None = None
     bound: Bound = "estimate"
     estimator: Literal["unbiased", "plugin"] = "unbiased"
     #: level of the interval or bound this gate decides on; ``None``: the configuration's.
@@ -241,16 +243,17 @@ def read_config_file(path: str) -> dict[str, Any]:
     return result
 
 
-def _finite(value: Any, what: str, where: str) -> float:
-    """A configured number as a float; NaN and ±infinity are configuration errors.
+def _rate(value: Any, what: str, where: str, **bounds: Any) -> float:
+    """A configured rate as a fraction (:func:`gate.rates.parse_rate`), its error placed."""
+    try:
+        return parse_rate(value, what, **bounds)
+    except ConfigError as error:
+        raise ConfigError(f"{where}: {error}") from None
 
-    YAML reads ``.nan`` and ``.inf`` as floats, and JSON Schema range keywords let NaN
-    through (every comparison with NaN is false), so this check is the one that holds.
-    """
-    number = float(value)
-    if not math.isfinite(number):
-        raise ConfigError(f"{where}: {what} must be a finite number, found {value!r}")
-    return number
+
+def _level(value: Any, what: str, where: str) -> float:
+    """A confidence level: a rate strictly between 0.5 and 1."""
+    return _rate(value, what, where, low=0.5, open_low=True, open_high=True)
 
 
 def _integer(value: Any, what: str, where: str) -> int | None:
@@ -267,16 +270,18 @@ def _specs(kind: str, value: Any, defaults: GateConfig, where: str) -> list[Gate
     items = value if isinstance(value, list) else [value]
     specs = []
     for item in items:
-        entry: dict[str, Any] = {direction: item} if isinstance(item, int | float) else dict(item)
+        shorthand = isinstance(item, int | float | str)
+        entry: dict[str, Any] = {direction: item} if shorthand else dict(item)
         other = "max" if direction == "min" else "min"
         if other in entry:
             raise ConfigError(f"{where}: gate {kind} takes {direction!r}, not {other!r}")
         if direction not in entry:
             raise ConfigError(f"{where}: gate {kind} needs {direction!r}")
-        target = _finite(entry[direction], f"gate {kind} {direction}", where)
+        most = MAX_FLAKINESS if kind == "max_flakiness" else None
+        target = _rate(entry[direction], f"gate {kind} {direction}", where, most=most)
         confidence = entry.get("confidence")
         if confidence is not None:
-            confidence = _finite(confidence, f"gate {kind} confidence", where)
+            confidence = _level(confidence, f"gate {kind} confidence", where)
         chosen_metric = entry.get("metric", metric)
         default_bound = defaults.bound if chosen_metric in INTERVAL_METRICS else "estimate"
         if kind in REGRESSION_KINDS:
@@ -299,6 +304,7 @@ def _specs(kind: str, value: Any, defaults: GateConfig, where: str) -> list[Gate
             k=_integer(entry.get("k"), f"gate {kind} k", where),
             scope=entry.get("scope", scope),
             tag=entry.get("tag"),
+            suite=entry.get("suite"),
             bound=_interval_bound(
                 kind,
                 direction,
@@ -340,7 +346,7 @@ def _detectable(spec: GateSpec, given: Any, where: str) -> float:
         slack = DETECTABLE_STIMULUS if spec.scope == "stimuli" else DETECTABLE_SLACK
         # rounded: 0.1 + 0.05 is 0.15 here, not 0.15000000000000002
         return min(1.0, round(spec.target + slack, 12))
-    value = _finite(given, f"gate {spec.kind} detectable", where)
+    value = _rate(given, f"gate {spec.kind} detectable", where)
     if not spec.target <= value <= 1.0:
         what = "harm margin max" if spec.kind == "max_regression" else "claimed gain min"
         raise ConfigError(
@@ -351,12 +357,10 @@ def _detectable(spec: GateSpec, given: Any, where: str) -> float:
 
 
 def _check_spec(spec: GateSpec, where: str) -> None:
-    percent = spec.kind == "max_flakiness"
-    upper = 100.0 if percent else 1.0
-    if not 0.0 <= spec.target <= upper:
-        unit = "a percent in [0, 100]" if percent else "a value in [0, 1]"
+    if not 0.0 <= spec.target <= 1.0:
         raise ConfigError(
-            f"{where}: gate {spec.kind} target {spec.target} out of range; expected {unit}"
+            f"{where}: gate {spec.kind} target {spec.target} out of range; expected a value in "
+            "[0, 1]"
         )
     if spec.confidence is not None and not 0.5 < spec.confidence < 1.0:
         raise ConfigError(
@@ -406,11 +410,7 @@ def _check_spec(spec: GateSpec, where: str) -> None:
 def build_config(data: Mapping[str, Any], source: str | None = None) -> GateConfig:
     """Normalise a (schema-valid) configuration mapping."""
     where = source or "configuration"
-    confidence = _finite(data.get("confidence", 0.95), "confidence", where)
-    if not 0.5 < confidence < 1.0:
-        raise ConfigError(
-            f"{where}: confidence {confidence} out of range; expected a level in (0.5, 1)"
-        )
+    confidence = _level(data.get("confidence", 0.95), "confidence", where)
     base = GateConfig(
         k=_integer(data.get("k"), "k", where),
         confidence=confidence,
@@ -447,6 +447,12 @@ def _boolean(name: str, text: str) -> bool:
     if text in ("false", "False", "FALSE", "0"):
         return False
     raise ConfigError(f"option {name}: expected true or false, found {text!r}")
+
+
+def _rate_option(name: str, text: str) -> float | str:
+    """A rate given as an option or input: "20%" as written (the configuration reads it as
+    a file's value), anything else as a number."""
+    return text.strip() if text.strip().endswith("%") else _number(name, text)
 
 
 def _number(name: str, text: str, *, integer: bool = False) -> float:
@@ -523,9 +529,8 @@ def _load_config(path: str | None, overrides: Mapping[str, str | None]) -> GateC
         raise ConfigError(
             f"unknown option(s) {', '.join(unknown)}; expected some of {', '.join(OVERRIDE_NAMES)}"
         )
-    for name in ("confidence",):
-        if name in given:
-            data[name] = _number(name, str(given[name]))
+    if "confidence" in given:
+        data["confidence"] = _rate_option("confidence", str(given["confidence"]))
     if "k" in given:
         data["k"] = int(_number("k", str(given["k"]), integer=True))
     if "sequential" in given:
@@ -545,11 +550,11 @@ def _load_config(path: str | None, overrides: Mapping[str, str | None]) -> GateC
         ("min_improvement", "min_improvement"),
     ):
         if option in given:
-            gates[kind] = _number(option, str(given[option]))
+            gates[kind] = _rate_option(option, str(given[option]))
             if kind in REGRESSION_KINDS and "detectable" in given:
                 gates[kind] = {
                     "max" if kind == "max_regression" else "min": gates[kind],
-                    "detectable": _number("detectable", str(given["detectable"])),
+                    "detectable": _rate_option("detectable", str(given["detectable"])),
                 }
     if "detectable" in given and not any(o in given for o in ("max_regression", "min_improvement")):
         raise ConfigError(

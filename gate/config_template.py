@@ -17,10 +17,6 @@ from gate.config import DEFAULT_CONFIG_FILE, DEFAULT_GATE_TARGET
 from gate.metrics import Interval
 from gate.scoring import SuiteScore
 
-#: max_flakiness is configured in percent today (``max: 20`` means 20%). The day the
-#: configuration reads it as a fraction, set this to 1.0: every max_flakiness value and
-#: its unit note come from :func:`flakiness_setting` and :func:`flakiness_unit`.
-FLAKINESS_CONFIG_SCALE = 100.0
 #: reference 001, "Choosing runs and thresholds".
 CI_PASS_RATE = 0.7
 PRODUCTION_PASS_HAT_K = 0.9
@@ -33,23 +29,16 @@ NAMED_FILES = 5
 
 
 def flakiness_setting(fraction: float) -> str:
-    """The ``max_flakiness`` value, in the configuration's unit, that admits ``fraction``.
+    """The ``max_flakiness`` line that admits ``fraction``: a fraction, as every rate.
 
     Rounded up to a whole percent, so that a gate never fails the flakiness it was set
-    from (1 in 3 trials, 33.3%, gives 34 while the configuration reads percent).
+    from (1 in 3 trials, 33.3%, gives 0.34), and commented with its percent.
 
     >>> flakiness_setting(0.2), flakiness_setting(1 / 3), flakiness_setting(0.0)
-    ('20', '34', '0')
+    ('max: 0.2   # 20%', 'max: 0.34   # 34%', 'max: 0   # 0%')
     """
     whole_percent = math.ceil(round(fraction * 100, 9))
-    return f"{whole_percent * FLAKINESS_CONFIG_SCALE / 100:g}"
-
-
-def flakiness_unit() -> str:
-    """How a ``max_flakiness`` value reads, for the comment beside it."""
-    if FLAKINESS_CONFIG_SCALE == 100.0:
-        return "percent: 20 means 20%"
-    return "fraction: 0.2 means 20%"
+    return f"max: {whole_percent / 100:g}   # {whole_percent}%"
 
 
 def _floor2(value: float) -> float:
@@ -142,7 +131,7 @@ def template_gates() -> dict[str, TemplateGate]:
             ),
             (
                 "max_flakiness:",
-                f"  max: {flakiness_setting(STABLE_FLAKINESS)}   # {flakiness_unit()}",
+                f"  {flakiness_setting(STABLE_FLAKINESS)}",
                 "  scope: stimuli",
             ),
         ),
@@ -181,7 +170,7 @@ def _header(config_name: str) -> list[str]:
     return [
         f"# Check it with: eval-gate validate --config {comment_text(config_name)} [RESULTS...]",
         "# Every key is optional (`eval-gate schema config` prints the JSON Schema).",
-        f"# Rates are fractions (0.7 means 70%); max_flakiness is a {flakiness_unit()}.",
+        '# Rates are fractions (0.7 means 70%) or percents ("70%"); a plain 70 is refused.',
     ]
 
 
@@ -265,7 +254,7 @@ def _flakiness_gate(suite: SuiteScore) -> TemplateGate:
         (seen, f"Reference 001: under {STABLE_FLAKINESS:.0%} is mostly stable, 20–40% unreliable."),
         (
             "max_flakiness:",
-            f"  max: {flakiness_setting(worst.flakiness_percent / 100)}   # {flakiness_unit()}",
+            f"  {flakiness_setting(worst.flakiness)}",
             "  scope: stimuli",
         ),
     )

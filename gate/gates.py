@@ -145,6 +145,10 @@ class GateDecision:
     def tag(self) -> str | None:
         return self.spec.tag
 
+    @property
+    def suite(self) -> str | None:
+        return self.spec.suite
+
 
 def verdict_of(decisions: Sequence[GateDecision]) -> Outcome:
     """The run's verdict: fail if any gate fails, else inconclusive if any is, else pass."""
@@ -174,8 +178,7 @@ def more_trials_by_stimulus(
     for decision in decisions:
         if decision.outcome != "inconclusive" or decision.comparison is not None:
             continue
-        tag = decision.spec.tag
-        covered = [s for s in suite.stimuli if tag is None or tag in s.tags]
+        covered = suite.chosen(decision.spec.tag, decision.spec.suite)
         if decision.advice.stimuli:
             per = dict(decision.advice.stimuli)
             for s in covered:
@@ -191,17 +194,27 @@ def outcome_name(code: int) -> Outcome:
     return cast(Outcome, OUTCOMES[int(code)])
 
 
-def _chosen(suite: SuiteScore, tag: str | None) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    n, c, chosen = suite.counts(tag)
+def _none_chosen(spec: GateSpec) -> ConfigError:
+    where = f" in suite {spec.suite!r}" if spec.suite is not None else ""
+    return ConfigError(f"no stimulus carries the tag {spec.tag!r}{where}")
+
+
+def _chosen(suite: SuiteScore, spec: GateSpec) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The counts and names of the stimuli a gate is about (its tag, its suite)."""
+    n, c, chosen = suite.counts(spec.tag, spec.suite)
     if not chosen:
-        raise ConfigError(f"no stimulus carries the tag {tag!r}")
+        raise _none_chosen(spec)
     return n, c, [s.name for s in chosen]
 
 
-def _check_k(suite: SuiteScore, spec: GateSpec, k: int, tag: str | None) -> None:
+def _subject(suite: SuiteScore, spec: GateSpec) -> str:
+    return spec.suite if spec.suite is not None else suite.name
+
+
+def _check_k(suite: SuiteScore, spec: GateSpec, k: int) -> None:
     if spec.metric not in ("pass_at_k", "pass_hat_k"):
         return
-    too_few = [s for s in suite.stimuli if (tag is None or tag in s.tags) and s.trials < k]
+    too_few = [s for s in suite.chosen(spec.tag, spec.suite) if s.trials < k]
     if too_few:
         raise ConfigError(
             f"a gate needs k = {k} but stimulus {too_few[0].name!r} has only "
@@ -235,7 +248,7 @@ def _worst_name(names: Sequence[str], values: np.ndarray, direction: str) -> str
 def _interval_gate(
     spec: GateSpec, suite: SuiteScore, k: int, level: float, advise: bool
 ) -> GateDecision:
-    n, c, names = _chosen(suite, spec.tag)
+    n, c, names = _chosen(suite, spec)
     metric = _count_metric(spec)
     rule = IntervalRule(
         metric, k, spec.target, spec.direction, level, suite.interval_method, spec.scope
@@ -245,7 +258,7 @@ def _interval_gate(
     advice = Advice()
     failing: tuple[str, ...] = ()
     undecided: tuple[str, ...] = ()
-    subject = suite.name
+    subject = _subject(suite, spec)
     outside = 0
     if result.stimuli is not None:
         codes = result.stimuli[0]
@@ -282,13 +295,13 @@ def _interval_gate(
 def _precision_gate(
     spec: GateSpec, suite: SuiteScore, k: int, level: float, advise: bool
 ) -> GateDecision:
-    n, c, names = _chosen(suite, spec.tag)
+    n, c, names = _chosen(suite, spec)
     metric = _count_metric(spec)
     rule = PrecisionRule(metric, k, spec.target, level, suite.interval_method, spec.scope)
     result = rule.evaluate(n, c)
     outcome = outcome_name(result.outcome[0])
     undecided: tuple[str, ...] = ()
-    subject = suite.name
+    subject = _subject(suite, spec)
     if result.stimuli is not None:
         codes = result.stimuli[0]
         undecided = tuple(x for x, code in zip(names, codes, strict=True) if code == INCONCLUSIVE)
@@ -315,12 +328,14 @@ def _precision_gate(
 
 def _point_gate(spec: GateSpec, suite: SuiteScore, k: int) -> GateDecision:
     metric = cast(Metric, "flakiness" if spec.kind == "max_flakiness" else spec.metric)
-    values = metric_values(suite, metric, k=k, estimator=spec.estimator, tag=spec.tag)
+    values = metric_values(
+        suite, metric, k=k, estimator=spec.estimator, tag=spec.tag, suite_name=spec.suite
+    )
     rule = PointRule(metric, k, spec.target, spec.direction, spec.scope)
     result = rule.decide_values(values.values)
     names = [s.name for s in values.stimuli]
     failing: tuple[str, ...] = ()
-    subject = suite.name
+    subject = _subject(suite, spec)
     if result.stimuli is not None:
         codes = result.stimuli[0]
         failing = tuple(x for x, code in zip(names, codes, strict=True) if code == FAIL)
@@ -340,11 +355,11 @@ def _point_gate(spec: GateSpec, suite: SuiteScore, k: int) -> GateDecision:
     )
 
 
-def _outcomes(suite: SuiteScore, tag: str | None) -> tuple[list[np.ndarray], list[str]]:
+def _outcomes(suite: SuiteScore, spec: GateSpec) -> tuple[list[np.ndarray], list[str]]:
     """Every chosen stimulus's counted outcomes in trial order, for a confidence sequence."""
-    chosen = [s for s in suite.stimuli if tag is None or tag in s.tags]
+    chosen = suite.chosen(spec.tag, spec.suite)
     if not chosen:
-        raise ConfigError(f"no stimulus carries the tag {tag!r}")
+        raise _none_chosen(spec)
     missing = [s.name for s in chosen if len(s.outcomes) != s.trials]
     if missing:
         raise ConfigError(
@@ -359,7 +374,7 @@ def _outcomes(suite: SuiteScore, tag: str | None) -> tuple[list[np.ndarray], lis
 def _sequential_gate(
     spec: GateSpec, suite: SuiteScore, k: int, level: float, advise: bool
 ) -> GateDecision:
-    outcomes, names = _outcomes(suite, spec.tag)
+    outcomes, names = _outcomes(suite, spec)
     precision = spec.kind == "max_ci_half_width"
     rule = SequentialRule(
         _count_metric(spec), k, spec.target, spec.direction, level, spec.scope, precision
@@ -368,7 +383,7 @@ def _sequential_gate(
     outcome = outcome_name(result.outcome[0])
     failing: tuple[str, ...] = ()
     undecided: tuple[str, ...] = ()
-    subject = suite.name
+    subject = _subject(suite, spec)
     if result.stimuli is not None:
         codes = result.stimuli[0]
         failing = tuple(x for x, code in zip(names, codes, strict=True) if code == FAIL)
@@ -429,7 +444,8 @@ def decide_gate(
         return decide_metric_gate(spec, suite, None, advise=advise)
     k = spec.k if spec.k is not None else suite.k
     level = spec.confidence if spec.confidence is not None else suite.confidence
-    _check_k(suite, spec, k, spec.tag)
+    _check_suite(spec, suite.suite_names)
+    _check_k(suite, spec, k)
     on_interval = spec.bound != "estimate" and spec.metric in INTERVAL_METRICS
     if sequential and (on_interval or spec.kind == "max_ci_half_width"):
         return _sequential_gate(spec, suite, k, level, advise)
@@ -437,9 +453,20 @@ def decide_gate(
         return _precision_gate(spec, suite, k, level, advise)
     if on_interval:
         return _interval_gate(spec, suite, k, level, advise)
-    if spec.tag is not None:
-        _chosen(suite, spec.tag)
+    if spec.tag is not None or spec.suite is not None:
+        _chosen(suite, spec)
     return _point_gate(spec, suite, k)
+
+
+def _check_suite(spec: GateSpec, names: Sequence[str]) -> None:
+    """A gate naming a suite the results do not hold is a configuration error (exit 2)."""
+    if spec.suite is None or spec.suite in names:
+        return
+    held = ", ".join(repr(x) for x in names)
+    raise ConfigError(
+        f"gate {spec.kind} names suite {spec.suite!r}, which the results do not hold; "
+        f"they hold {'suite' if len(names) == 1 else 'suites'} {held}"
+    )
 
 
 # --------------------------------------------------------------------------- baseline
@@ -460,13 +487,15 @@ def counts_by_stimulus(
     return counts
 
 
-def _tagged(suites: Sequence[SuiteScore], tag: str, qualified: bool) -> set[str]:
-    """Ids carrying ``tag`` in either run: such a stimulus is compared on both sides."""
+def _tagged(
+    suites: Sequence[SuiteScore], tag: str | None, suite_name: str | None, qualified: bool
+) -> set[str]:
+    """Ids carrying ``tag`` in the suite ``suite_name`` in either run: such a stimulus is
+    compared on both sides."""
     return {
         f"{s.suite}/{s.name}" if qualified else s.name
         for suite in suites
-        for s in suite.stimuli
-        if tag in s.tags
+        for s in suite.chosen(tag, suite_name)
     }
 
 
@@ -493,7 +522,8 @@ def _require_pairs(comparison: Comparison, what: str) -> None:
     )
 
 
-ComparisonKey = tuple[str, int | None, str | None, float]
+#: (metric, k, tag, suite, level): gates that agree on these share one comparison.
+ComparisonKey = tuple[str, int | None, str | None, str | None, float]
 
 
 def _comparisons(
@@ -507,18 +537,24 @@ def _comparisons(
     for spec in config.gates:
         if spec.kind in REGRESSION_KINDS:
             level = spec.confidence if spec.confidence is not None else config.confidence
-            keys.append(((spec.metric, spec.k, spec.tag, level), f"gate {spec.kind}"))
+            keys.append(((spec.metric, spec.k, spec.tag, spec.suite, level), f"gate {spec.kind}"))
     if not keys:
-        keys.append((("pass_rate", None, None, config.confidence), "the baseline comparison"))
+        keys.append(
+            (("pass_rate", None, None, None, config.confidence), "the baseline comparison")
+        )
     found: dict[ComparisonKey, Comparison] = {}
     for key, what in keys:
         if key in found:
             continue
-        metric, k, tag, level = key
-        keep = None if tag is None else _tagged((candidate, baseline), tag, qualified)
+        metric, k, tag, suite_name, level = key
+        keep = None
+        if tag is not None or suite_name is not None:
+            keep = _tagged((candidate, baseline), tag, suite_name, qualified)
         if keep is not None and not keep:
+            where = f" in suite {suite_name!r}" if suite_name is not None else ""
             raise ConfigError(
-                f"{what}: no stimulus carries the tag {tag!r} in the results or the baseline"
+                f"{what}: no stimulus carries the tag {tag!r}{where} in the results or the "
+                "baseline"
             )
         comparison = compare(
             counts_by_stimulus(baseline, qualified, keep),
@@ -529,7 +565,7 @@ def _comparisons(
             tag=tag,
         )
         _require_pairs(comparison, what)
-        found[key] = comparison
+        found[key] = replace(comparison, suite=suite_name)
     return found
 
 
@@ -637,8 +673,8 @@ def decide_gates(
     comparison still runs, for the report.
 
     Raises :class:`ConfigError` when a gate cannot be evaluated on these results (k
-    above a stimulus's trials, a tag no stimulus carries, no stimulus in common
-    with the baseline, a regression gate without a baseline).
+    above a stimulus's trials, a tag no stimulus carries, a suite the results do not
+    hold, no stimulus in common with the baseline, a regression gate without a baseline).
     """
     regression = [g for g in config.gates if g.kind in REGRESSION_KINDS]
     if regression and baseline is None:
@@ -648,12 +684,17 @@ def decide_gates(
             f"sequential: gate {regression[0].kind} is not sequential (its paired test holds "
             "for one look); run regression gates without --sequential, once the trials are in"
         )
+    for spec in config.gates:
+        names = set(suite.suite_names)
+        if spec.kind in REGRESSION_KINDS and baseline is not None:
+            names |= set(baseline.suite_names)
+        _check_suite(spec, sorted(names))
     comparisons = _comparisons(config, suite, baseline) if baseline is not None else {}
     decisions: list[GateDecision] = []
     for spec in config.gates:
         if spec.kind in REGRESSION_KINDS:
             level = spec.confidence if spec.confidence is not None else config.confidence
-            comparison = comparisons[(spec.metric, spec.k, spec.tag, level)]
+            comparison = comparisons[(spec.metric, spec.k, spec.tag, spec.suite, level)]
             decisions.append(_regression_gate(replace(spec, k=comparison.k), comparison, advise))
         else:
             decisions.append(decide_gate(spec, suite, config.sequential, advise=advise))

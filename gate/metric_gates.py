@@ -64,6 +64,10 @@ def parse_metric_gates(
                 f"{where}: gate metric: an entry is a mapping with a 'metric' key, found {entry!r}"
             )
         given = dict(entry)
+        # `suite` selects stimuli as `tag` does; it is the gate's, not the metric's.
+        suite_name = given.pop("suite", None)
+        if suite_name is not None and (not isinstance(suite_name, str) or not suite_name):
+            raise ConfigError(f"{where}: gate metric: suite must be a suite's name")
         info = METRICS.get(str(given.get("metric")))
         takes_k = info is not None and any(p.name == "k" for p in info.parameters)
         if takes_k and "k" not in given and k is not None:
@@ -106,6 +110,7 @@ def parse_metric_gates(
                     k=metric.params.get("k"),
                     scope=gate.scope,
                     tag=gate.tag,
+                    suite=suite_name,
                     bound=chosen,  # type: ignore[arg-type]
                     confidence=gate.confidence,
                     goal=direction,  # type: ignore[arg-type]
@@ -116,12 +121,15 @@ def parse_metric_gates(
     return specs
 
 
-def _suite_outcomes(suite: SuiteScore, tag: str | None) -> tuple[SuiteOutcomes, list[str]]:
+def _suite_outcomes(
+    suite: SuiteScore, tag: str | None, suite_name: str | None = None
+) -> tuple[SuiteOutcomes, list[str]]:
     from gate.metrics.evaluate import SuiteOutcomes
 
-    chosen = [s for s in suite.stimuli if tag is None or tag in s.tags]
+    chosen = suite.chosen(tag, suite_name)
     if not chosen:
-        raise ConfigError(f"no stimulus carries the tag {tag!r}")
+        where = f" in suite {suite_name!r}" if suite_name is not None else ""
+        raise ConfigError(f"no stimulus carries the tag {tag!r}{where}")
     names = [s.name for s in chosen]
     if all(len(s.outcomes) == s.trials for s in chosen):
         rows = [[letter == "P" for letter in s.outcomes] for s in chosen]
@@ -137,19 +145,25 @@ def _evaluate(
     tag: str | None,
     level: float,
     usage: TrialUsage | None,
+    suite_name: str | None = None,
 ) -> tuple[MetricValue, list[str]]:
     from gate.metrics.evaluate import MetricDataError, evaluate
     from gate.metrics.usage import MissingUsageError
 
     try:
         if metric.info.usage:
+            if suite_name is not None:
+                raise ConfigError(
+                    f"gate metric {metric.info.name!r}: per-trial usage is not split by suite; "
+                    "remove suite:"
+                )
             if usage is None:
                 raise MissingUsageError(
                     f"metric {metric.info.name!r} needs per-trial cost, duration or tokens, "
                     "and these results carry none"
                 )
             return evaluate(metric, usage, confidence=level), []
-        data, names = _suite_outcomes(suite, tag)
+        data, names = _suite_outcomes(suite, tag, suite_name)
         return evaluate(metric, data, confidence=level), names
     except (MetricDataError, MissingUsageError) as error:
         raise ConfigError(f"gate metric: {error}") from None
@@ -163,7 +177,7 @@ def _more_trials(spec: GateSpec, suite: SuiteScore, level: float) -> int | None:
     metric = spec.resolved
     if metric is None or metric.info.order_dependent or metric.info.usage:
         return None
-    chosen = [s for s in suite.stimuli if spec.tag is None or spec.tag in s.tags]
+    chosen = suite.chosen(spec.tag, spec.suite)
     n = np.array([s.trials for s in chosen])
     c = np.array([s.passes for s in chosen])
     rates = c / n
@@ -192,7 +206,7 @@ def decide_metric_gate(
     metric = spec.resolved
     assert metric is not None, "a metric gate is parsed by parse_metric_gates"
     level = spec.confidence if spec.confidence is not None else suite.confidence
-    value, names = _evaluate(metric, suite, spec.tag, level, usage)
+    value, names = _evaluate(metric, suite, spec.tag, level, usage, spec.suite)
     interval = value.interval
     if spec.scope == "stimuli":
         from gate.metrics.evaluate import judge_stimuli

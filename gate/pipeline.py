@@ -10,6 +10,7 @@ import json
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from gate.compare import Comparison
 from gate.config import GateConfig, load_config
@@ -42,6 +43,11 @@ class CheckOutcome:
     config: GateConfig
     warnings: tuple[str, ...] = ()
     comparisons: tuple[Comparison, ...] = ()
+
+    @cached_property
+    def suites(self) -> tuple[SuiteScore, ...]:
+        """One score per suite in the results (sorted by name); one suite: ``(suite,)``."""
+        return self.suite.by_suite()
 
     @property
     def failed_gates(self) -> tuple[GateDecision, ...]:

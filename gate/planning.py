@@ -182,7 +182,7 @@ def _plan_gate(spec: GateSpec, config: GateConfig, rates: np.ndarray, power: flo
         wanted = None
     else:
         point_metric = "flakiness" if spec.kind == "max_flakiness" else spec.metric
-        target = spec.target / 100.0 if spec.kind == "max_flakiness" else spec.target
+        target = spec.target
         rule = PointRule(point_metric, k, target, spec.direction, spec.scope)
         if point_metric == "flakiness":
             truth = np.minimum(rates, 1.0 - rates)
@@ -315,4 +315,3 @@ def plan(config: GateConfig, rates: npt.ArrayLike, *, power: float = 0.8, source
         interval=config.interval,
         gates=gates,
     )
-

@@ -76,6 +76,11 @@ class StimulusScore:
             return None
         return metrics.summarize([letter == "P" for letter in self.outcomes])
 
+    @property
+    def flakiness(self) -> float:
+        """Minority outcomes / trials, min(c, n-c)/n, a fraction in [0, 0.5]."""
+        return min(self.passes, self.trials - self.passes) / self.trials
+
 
 @dataclass(frozen=True)
 class SuiteScore:
@@ -125,11 +130,44 @@ class SuiteScore:
     def suite_interval_method(self) -> str:
         return self.pass_rate_interval.method
 
-    def counts(self, tag: str | None = None) -> tuple[np.ndarray, np.ndarray, list[StimulusScore]]:
-        chosen = [s for s in self.stimuli if tag is None or tag in s.tags]
+    @property
+    def suite_names(self) -> tuple[str, ...]:
+        """The suites the stimuli belong to, sorted."""
+        return tuple(sorted({s.suite for s in self.stimuli}))
+
+    def chosen(self, tag: str | None = None, suite: str | None = None) -> list[StimulusScore]:
+        """The stimuli carrying ``tag`` in the suite named ``suite`` (``None``: any)."""
+        return [
+            s
+            for s in self.stimuli
+            if (tag is None or tag in s.tags) and (suite is None or s.suite == suite)
+        ]
+
+    def counts(
+        self, tag: str | None = None, suite: str | None = None
+    ) -> tuple[np.ndarray, np.ndarray, list[StimulusScore]]:
+        chosen = self.chosen(tag, suite)
         n = np.array([s.trials for s in chosen], dtype=np.int64)
         c = np.array([s.passes for s in chosen], dtype=np.int64)
         return n, c, chosen
+
+    def by_suite(self) -> tuple[SuiteScore, ...]:
+        """One score per suite (sorted by name): its stimuli and their aggregates, at this
+        score's k, level and interval method. A score of one suite is itself."""
+        names = self.suite_names
+        if len(names) <= 1:
+            return (self,)
+        return tuple(
+            aggregate(
+                tuple(s for s in self.stimuli if s.suite == name),
+                name=name,
+                k=self.k,
+                confidence=self.confidence,
+                interval=self.interval_method,
+                errors=self.errors_policy,
+            )
+            for name in names
+        )
 
 
 def default_k(records: Sequence[StimulusTrials], errors_as_failures: bool) -> int:
@@ -249,25 +287,54 @@ def score_table(
         _stimulus_score(records[i], j, columns, labels, level, errors_as_failures)
         for j, i in enumerate(scorable)
     )
-    pass_rate = float(np.mean(c_arr / n_arr))
-    pass_at_k = float(np.mean(at_k))
-    pass_hat_k = float(np.mean(hat_k))
-    return SuiteScore(
+    return aggregate(
+        stimuli,
         name=", ".join(table.suite_names()),
         k=chosen_k,
+        confidence=confidence,
+        interval=interval,
+        errors=errors,
+        not_scored=not_scored,
+    )
+
+
+def aggregate(
+    stimuli: tuple[StimulusScore, ...],
+    *,
+    name: str,
+    k: int,
+    confidence: float,
+    interval: str,
+    errors: Literal["fail", "exclude"],
+    not_scored: tuple[str, ...] = (),
+) -> SuiteScore:
+    """The suite of ``stimuli`` (scored at ``k``): the means of their values, each with the
+    suite interval at n_eff = M·min(nᵢ)/k (statistics.md §2)."""
+    method = cast(IntervalMethod, interval)
+    n_arr = np.array([s.trials for s in stimuli], dtype=np.int64)
+
+    def mean(values: list[float]) -> float:
+        return float(np.mean(np.array(values, dtype=np.float64)))
+
+    pass_rate = mean([s.pass_rate for s in stimuli])
+    pass_at_k = mean([s.pass_at_k for s in stimuli])
+    pass_hat_k = mean([s.pass_hat_k for s in stimuli])
+    return SuiteScore(
+        name=name,
+        k=k,
         confidence=confidence,
         interval_method=interval,
         errors_policy=errors,
         stimuli=stimuli,
         not_scored=not_scored,
-        score=float(np.mean([s.aggregate_score for s in stimuli])),
+        score=mean([s.aggregate_score for s in stimuli]),
         pass_rate=pass_rate,
         pass_rate_interval=metrics.suite_interval(pass_rate, n_arr, 1, confidence, method),
         pass_at_k=pass_at_k,
-        pass_at_k_interval=metrics.suite_interval(pass_at_k, n_arr, chosen_k, confidence, method),
+        pass_at_k_interval=metrics.suite_interval(pass_at_k, n_arr, k, confidence, method),
         pass_hat_k=pass_hat_k,
-        pass_hat_k_plugin=float(np.mean(plugin)),
-        pass_hat_k_interval=metrics.suite_interval(pass_hat_k, n_arr, chosen_k, confidence, method),
+        pass_hat_k_plugin=mean([s.pass_hat_k_plugin for s in stimuli]),
+        pass_hat_k_interval=metrics.suite_interval(pass_hat_k, n_arr, k, confidence, method),
     )
 
 
@@ -293,9 +360,11 @@ def metric_values(
     k: int | None = None,
     estimator: Literal["unbiased", "plugin"] = "unbiased",
     tag: str | None = None,
+    suite_name: str | None = None,
 ) -> MetricValues:
-    """Evaluate ``metric`` (at ``k``, default the suite's) on the stimuli carrying ``tag``."""
-    n, c, chosen = suite.counts(tag)
+    """Evaluate ``metric`` (at ``k``, default the suite's) on the stimuli carrying ``tag`` in
+    the suite ``suite_name`` (``None``: every suite)."""
+    n, c, chosen = suite.counts(tag, suite_name)
     if not chosen:
         raise ConfigError(f"no stimulus carries the tag {tag!r}")
     level, method = suite.confidence, suite.interval_method
@@ -329,7 +398,7 @@ def metric_values(
     elif metric == "score":
         values = np.array([s.aggregate_score for s in chosen])
     else:
-        values = np.array([s.flakiness_percent for s in chosen])
+        values = np.array([s.flakiness for s in chosen])
     intervals: tuple[Interval, ...] = ()
     if per is not None:
         lo, hi = np.atleast_1d(per.lo), np.atleast_1d(per.hi)

@@ -9,15 +9,15 @@ documentation tables name the same inputs with the same defaults.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, cast
 
 from gate.config import OVERRIDE_NAMES
-from gate.errors import EvalGateError
+from gate.errors import ConfigError, EvalGateError
 from gate.ingest.tabular import FIELDS, METADATA_FIELDS
+from gate.rates import parse_rate
 
 CommentMode = Literal["off", "always", "on-failure", "on-change", "recreate"]
 FailOn = Literal["gates", "errors", "never"]
@@ -149,15 +149,13 @@ def _column_map(value: str) -> dict[str, str]:
 
 
 def _unit_number(name: str, value: str) -> float | None:
+    """A rate input: a fraction (0.7) or a percent ("70%"), as everywhere (gate.rates)."""
     if not value:
         return None
     try:
-        number = float(value)
-    except ValueError:
-        number = math.nan
-    if not 0.0 <= number <= 1.0:  # also refuses NaN
-        raise ActionInputError(f"input {name}: expected a number in [0, 1], found {value!r}")
-    return number
+        return parse_rate(value, f"input {name}")
+    except ConfigError as error:
+        raise ActionInputError(str(error)) from None
 
 
 def _token(value: str) -> Secret:

@@ -46,8 +46,7 @@ def build_annotations(outcome: CheckOutcome) -> list[Annotation]:
         Annotation(
             "warning",
             f"eval-gate: flaky stimulus {s.name}",
-            f"{s.name}: {s.passes}/{s.trials} trials passed; {s.flakiness_percent:.1f}% minority "
-            f"outcomes ({s.flakiness_band})",
+            wording.flaky_sentence(s),
         )
         for s in flaky
     ]

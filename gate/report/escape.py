@@ -99,3 +99,42 @@ def _escape(char: str) -> str:
         return named[char]
     code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+# Inside a Mermaid XY chart a label is a quoted string that ends at the next '"'; before
+# parsing, Mermaid scans the whole block for directives (%%{...}%%), comments (%%) and
+# entity codes (#...;). Letters, digits, spaces and a few marks cannot start any of them.
+_MERMAID_UNSAFE = re.compile(r"[^\w .,:/()+'-]+")
+_SPACES = re.compile(r"\s+")
+
+
+def mermaid_label(value: object, max_length: int = 32) -> str:
+    """A quoted category label for a Mermaid chart (``xychart-beta``).
+
+    Every character but letters, digits, spaces and ``. , : / ( ) + ' -`` becomes a space
+    (quotes, ``%``, ``#``, ``;``, backticks, brackets, ``<``/``>``, controls), so a name can
+    neither end the string nor the code block, nor start a directive, comment or entity.
+    """
+    text = _SPACES.sub(" ", _MERMAID_UNSAFE.sub(" ", _CONTROL.sub(" ", str(value)))).strip()
+    if len(text) > max_length:
+        text = text[: max_length - 1].rstrip() + "…"
+    return f'"{text or "?"}"'
+
+
+# A terminal obeys C0/C1 controls (ESC starts colour, cursor and title sequences; CSI is
+# also one byte, U+009B) and shows bidi overrides by reordering what follows them.
+_TERMINAL_BLANK = re.compile(r"[\t\n\v\f\r\x85\u2028\u2029]+")
+_TERMINAL_CONTROL = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def terminal_text(value: object, max_length: int = 200) -> str:
+    """Plain text safe to print on a terminal: line breaks and tabs become spaces, every
+    other control character (ESC, CSI, bell, backspace, DEL, C1) and every bidi control
+    becomes U+FFFD, so file content can neither colour, move the cursor, retitle the window
+    nor reorder the line it is printed on; a lone surrogate (unwritable as UTF-8) too."""
+    text = _TERMINAL_CONTROL.sub(REPLACEMENT, _TERMINAL_BLANK.sub(" ", str(value)))
+    if len(text) > max_length:
+        text = text[: max_length - 1] + "…"
+    return text

@@ -12,7 +12,7 @@ from gate.fileio import atomic_write
 from gate.gates import GateDecision, more_trials_by_stimulus
 from gate.metrics import Interval
 from gate.report import wording
-from gate.scoring import PASS_AT_K_ESTIMATOR, PASS_HAT_K_ESTIMATOR, StimulusScore
+from gate.scoring import PASS_AT_K_ESTIMATOR, PASS_HAT_K_ESTIMATOR, StimulusScore, SuiteScore
 
 if TYPE_CHECKING:
     from gate.pipeline import CheckOutcome
@@ -70,6 +70,7 @@ def _stimulus(s: StimulusScore, more_trials: int | None) -> dict[str, Any]:
         "score": _number(s.aggregate_score),
         "unscored": s.unscored,
         "flaky": s.flaky,
+        "flakiness": _number(s.flakiness),
         "flakiness_percent": _number(s.flakiness_percent),
         "flakiness_band": s.flakiness_band,
         "reading": s.reading,
@@ -112,6 +113,7 @@ def _gate(gate: GateDecision, comparisons: list[Comparison]) -> dict[str, Any]:
         "comparison": ">=" if gate.direction == "min" else "<=",
         "scope": gate.scope,
         "tag": gate.tag,
+        "suite": gate.suite,
         "bound": spec.bound,
         "confidence": gate.confidence,
         "method": gate.method,
@@ -157,25 +159,8 @@ def build_report(outcome: CheckOutcome) -> dict[str, Any]:
             "pass_hat_k_estimator": PASS_HAT_K_ESTIMATOR,
             "errors": s.errors_policy,
         },
-        "suite": {
-            "name": s.name,
-            "k": s.k,
-            "stimuli": len(s.stimuli),
-            "trials": s.trials,
-            "passes": s.passes,
-            "errors": s.errors,
-            "skipped": s.skipped,
-            "score": _number(s.score),
-            "pass_rate": _number(s.pass_rate),
-            "pass_rate_interval": _interval(s.pass_rate_interval, "suite", "pass_rate"),
-            "pass_at_k": _number(s.pass_at_k),
-            "pass_at_k_interval": _interval(s.pass_at_k_interval, "suite", "pass_at_k"),
-            "pass_hat_k": _number(s.pass_hat_k),
-            "pass_hat_k_plugin": _number(s.pass_hat_k_plugin),
-            "pass_hat_k_interval": _interval(s.pass_hat_k_interval, "suite", "pass_hat_k"),
-            "flaky_stimuli": s.flaky_stimuli,
-            "reading": s.reading,
-        },
+        "suite": _suite(s),
+        "suites": [_suite(x) for x in outcome.suites],
         "stimuli": [_stimulus(x, more.get((x.suite, x.name))) for x in s.stimuli],
         "inputs": [
             {"path": i.path, "format": i.format, "detected": i.detected} for i in outcome.inputs
@@ -185,12 +170,36 @@ def build_report(outcome: CheckOutcome) -> dict[str, Any]:
     }
 
 
+def _suite(s: SuiteScore) -> dict[str, Any]:
+    """A suite's (or all suites') counts and aggregates with their intervals."""
+    return {
+        "name": s.name,
+        "k": s.k,
+        "stimuli": len(s.stimuli),
+        "trials": s.trials,
+        "passes": s.passes,
+        "errors": s.errors,
+        "skipped": s.skipped,
+        "score": _number(s.score),
+        "pass_rate": _number(s.pass_rate),
+        "pass_rate_interval": _interval(s.pass_rate_interval, "suite", "pass_rate"),
+        "pass_at_k": _number(s.pass_at_k),
+        "pass_at_k_interval": _interval(s.pass_at_k_interval, "suite", "pass_at_k"),
+        "pass_hat_k": _number(s.pass_hat_k),
+        "pass_hat_k_plugin": _number(s.pass_hat_k_plugin),
+        "pass_hat_k_interval": _interval(s.pass_hat_k_interval, "suite", "pass_hat_k"),
+        "flaky_stimuli": s.flaky_stimuli,
+        "reading": s.reading,
+    }
+
+
 def _comparison(comparison: Comparison) -> dict[str, Any]:
     test = comparison.test
     return {
         "metric": comparison.metric,
         "k": comparison.k,
         "tag": comparison.tag,
+        "suite": comparison.suite,
         "confidence": comparison.confidence,
         "delta": None if test.delta is None else _number(test.delta),
         "interval": [_bound(test.interval[0]), _bound(test.interval[1])],

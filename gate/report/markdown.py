@@ -1,6 +1,7 @@
 """The Markdown summary: verdict first, then gates, the suite reading and the stimuli.
 
-Every string that came from the user's files passes through :func:`md_text`.
+Every string that came from the user's files passes through :func:`md_text` (or, inside
+a Mermaid chart, :func:`mermaid_label`). The sentences come from :mod:`wording`.
 """
 
 from __future__ import annotations
@@ -9,10 +10,9 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from gate.compare import Comparison, StimulusRow
-from gate.metrics import Interval
 from gate.report import wording
-from gate.report.escape import md_text
-from gate.scoring import HIGH, PASS_AT_K_ESTIMATOR, PASS_HAT_K_ESTIMATOR, StimulusScore
+from gate.report.escape import md_text, mermaid_label
+from gate.scoring import StimulusScore, SuiteScore
 
 if TYPE_CHECKING:
     from gate.pipeline import CheckOutcome
@@ -21,20 +21,12 @@ if TYPE_CHECKING:
 FOLD_ROWS = 10
 #: the stimuli table shows at most this many (worst first); the JSON report has them all.
 MAX_STIMULUS_ROWS = 200
-_READING_ADVICE = {
-    "capable and consistent": "safe to automate for this task class",
-    "capable but flaky": "can solve it but not reliably: human review, not automation",
-    "capability gap": "cannot reliably solve it: a capability gap, not a consistency one",
-}
+#: a chart shows at most this many stimuli: the worst, or those that changed most.
+CHART_STIMULI = 10
 
 
-def percent(value: float) -> str:
-    return f"{value * 100:.1f}%"
-
-
-def interval_text(interval: Interval, as_percent: bool = True) -> str:
-    fmt = percent if as_percent else (lambda v: f"{v:.3f}")
-    return f"[{fmt(float(interval.lo))}, {fmt(float(interval.hi))}]"
+percent = wording.percent
+interval_text = wording.interval_text
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[str]], align: Sequence[str] = ()) -> str:
@@ -67,6 +59,10 @@ def _escape(text: str) -> str:
     return md_text(text, 80)
 
 
+def _bold(text: str) -> str:
+    return f"**{text}**"
+
+
 def render_gates(outcome: CheckOutcome) -> str:
     """The gates table, then one sentence per gate (and what would decide the undecided)."""
     rows = []
@@ -90,18 +86,14 @@ def render_gates(outcome: CheckOutcome) -> str:
     body = table(["Gate", "Value", "Bounds", "Target", "Result"], rows, "lrrrl")
     notes = []
     if any(g.spec.default for g in outcome.gates if g.kind != "completed_trials"):
-        notes.append(
-            "_No gate is configured, so the default gate applies (reference 001's CI "
-            "guidance: pass rate ≥ 0.7, decided on its interval). Configure gates in "
-            "`.eval-gate.yml`._"
-        )
+        notes.append(f"_{wording.DEFAULT_GATE_NOTE}_")
     if any(g.sequential for g in outcome.gates):
         notes.append(f"_{wording.SEQUENTIAL_NOTE}_")
     return "\n\n".join([body, "\n".join(sentences), *notes])
 
 
-def render_suite(outcome: CheckOutcome) -> str:
-    s = outcome.suite
+def render_suite(s: SuiteScore, title: str = "Suite metric") -> str:
+    """The suite metric table of ``s`` (all stimuli, or one suite's)."""
     k = s.k
     level = f"{s.confidence:.0%}"
     rows = [
@@ -111,31 +103,60 @@ def render_suite(outcome: CheckOutcome) -> str:
         [f"pass^{k} (plug-in p^k)", percent(s.pass_hat_k_plugin), "–"],
         ["suite score (mean aggregate)", f"{s.score:.3f}", "–"],
     ]
-    return table(["Suite metric", "Estimate", f"{level} interval"], rows, "lrr")
+    return table([title, "Estimate", f"{level} interval"], rows, "lrr")
 
 
 def render_reading(outcome: CheckOutcome) -> str:
-    s = outcome.suite
-    k = s.k
-    counts: dict[str, int] = {}
-    for stimulus in s.stimuli:
-        counts[stimulus.reading] = counts.get(stimulus.reading, 0) + 1
-    parts = ", ".join(f"{n} {label}" for label, n in sorted(counts.items(), key=lambda x: -x[1]))
-    return (
-        f"**Capability vs consistency:** pass@{k} = {percent(s.pass_at_k)} (capability), "
-        f"pass^{k} = {percent(s.pass_hat_k)} (consistency) → **{s.reading}**: "
-        f"{_READING_ADVICE[s.reading]}. Per stimulus: {parts}. "
-        f'("High" means ≥ {HIGH:.0%}.)'
+    return wording.reading_sentence(outcome.suite, _bold)
+
+
+def _mermaid_numbers(values: Sequence[float]) -> str:
+    return "[" + ", ".join(f"{100.0 * v:.1f}" for v in values) + "]"
+
+
+def mermaid_chart(
+    labels: Sequence[str], axis: str, bars: Sequence[float], *lines: Sequence[float]
+) -> str:
+    """A horizontal Mermaid XY chart (``xychart-beta``: Mermaid 10.5 and later, which GitHub
+    renders in job summaries and comments): one bar and some lines per label, values 0-1
+    drawn as percents. Labels are numbered, so that two equal names stay two bars."""
+    categories = ", ".join(mermaid_label(f"{i}. {x}") for i, x in enumerate(labels, 1))
+    body = [
+        "```mermaid",
+        "xychart-beta horizontal",
+        f"    x-axis [{categories}]",
+        f'    y-axis "{axis} (%)" 0 --> 100',
+        f"    bar {_mermaid_numbers(bars)}",
+        *(f"    line {_mermaid_numbers(line)}" for line in lines),
+        "```",
+    ]
+    return "\n".join(body)
+
+
+def render_stimulus_chart(s: SuiteScore) -> str:
+    """The worst stimuli's pass rates and intervals, as a chart; nothing for one stimulus."""
+    if len(s.stimuli) < 2:
+        return ""
+    worst = worst_first(s.stimuli)[:CHART_STIMULI]
+    caption = wording.stimulus_chart_caption(len(worst), len(s.stimuli), s.confidence)
+    chart = mermaid_chart(
+        [x.name for x in worst],
+        "pass rate",
+        [x.pass_rate for x in worst],
+        [float(x.pass_rate_interval.lo) for x in worst],
+        [float(x.pass_rate_interval.hi) for x in worst],
     )
+    return f"_{caption}_\n\n{chart}"
 
 
-def render_stimuli(outcome: CheckOutcome) -> str:
-    s = outcome.suite
+def render_stimuli(outcome: CheckOutcome, s: SuiteScore | None = None) -> str:
+    """The stimuli table of ``s`` (default: every stimulus), worst first."""
+    s = s if s is not None else outcome.suite
     k = s.k
     level = f"{s.confidence:.0%}"
-    show_suite = len({x.suite for x in s.stimuli}) > 1
-    compared = _delta_comparison(outcome)
-    deltas = _delta_marks(compared) if compared is not None else None
+    show_suite = len(s.suite_names) > 1
+    compared = delta_comparison(outcome)
+    deltas = delta_marks(compared) if compared is not None else None
     rows = []
     ordered = worst_first(s.stimuli)
     for stimulus in ordered[:MAX_STIMULUS_ROWS]:
@@ -145,7 +166,9 @@ def render_stimuli(outcome: CheckOutcome) -> str:
             if stimulus.flaky
             else ""
         )
-        trials = str(stimulus.trials) + (f" ({stimulus.errors} err)" if stimulus.errors else "")
+        trials = str(stimulus.trials)
+        if stimulus.errors:
+            trials += f" ({stimulus.errors} errored)"
         row = [
             md_text(label),
             trials,
@@ -165,39 +188,25 @@ def render_stimuli(outcome: CheckOutcome) -> str:
     header += [f"pass@{k}", f"pass^{k}", "Flaky", "Reading"]
     align = "lrlrrrrll"
     if compared is not None:
-        header.insert(4, f"Δ vs baseline ({_metric_name(compared)}, points)")
+        header.insert(4, f"Δ vs baseline ({wording.comparison_metric(compared)}, points)")
         align = "lrlrrrrrll"
     body = table(header, rows, align)
     omitted = len(ordered) - len(rows)
+    chart = render_stimulus_chart(s)
     if omitted:
-        body += f"\n\n_… and {omitted} more stimuli, not shown here: the JSON report lists all._"
-        return folded(f"The worst {len(rows)} of {len(ordered)} stimuli", body, len(rows))
-    return folded(f"All {len(rows)} stimuli, worst first", body, len(rows))
+        body += f"\n\n_{wording.more_stimuli_note(omitted)}_"
+        body = folded(f"The worst {len(rows)} of {len(ordered)} stimuli", body, len(rows))
+    else:
+        body = folded(
+            f"All {wording.stimuli_count(len(rows))}, worst first", body, len(rows)
+        )
+    return "\n\n".join(part for part in (chart, body) if part)
 
 
 def render_methods(outcome: CheckOutcome) -> str:
-    s = outcome.suite
-    errors = (
-        "errored trials count as failures"
-        if s.errors_policy == "fail"
-        else "errored trials are left out of n"
-    )
-    return (
-        f"<sub>Intervals: {s.confidence:.0%}; per stimulus {s.interval_method} for the pass rate, "
-        f"its endpoints mapped through 1-(1-p)^k for pass@k and p^k for pass^k: intervals for "
-        f"the latent values, which need not contain the unbiased estimates (pass^k is 0 "
-        f"whenever c < k), so a gate on a stimulus's lower bound also needs the estimate to "
-        f"reach the target; "
-        f"suite: {s.interval_method} at the suite estimate with n_eff = M·min(nᵢ)/k "
-        f"(pass rate {s.pass_rate_interval.method.rsplit('= ', 1)[-1]}, pass@k and pass^k "
-        f"{s.pass_hat_k_interval.method.rsplit('= ', 1)[-1]}), since a mean of M unbiased "
-        f"estimates in [0, 1] varies no more than one rate over n_eff trials: the suite "
-        f"interval is for these stimuli, re-run (trial noise), not for a new sample of "
-        f"stimuli. "
-        f"Estimators: pass@k {PASS_AT_K_ESTIMATOR}; pass^k {PASS_HAT_K_ESTIMATOR}. "
-        f"Suite values are means of per-stimulus values. {errors.capitalize()}; "
-        f"skipped trials never count.</sub>"
-    )
+    """How the numbers are computed, collapsed at the end of the summary."""
+    notes = "\n".join(f"- {note}" for note in wording.methods_notes(outcome.suite))
+    return f"<details><summary>{wording.METHODS_TITLE}</summary>\n\n{notes}\n\n</details>"
 
 
 def render_notes(outcome: CheckOutcome) -> str:
@@ -211,20 +220,13 @@ def render_notes(outcome: CheckOutcome) -> str:
         ]
         parts.append(
             folded(
-                f"{s.errors} errored trial(s)",
+                wording.plural(s.errors, "errored trial"),
                 f"**Errored trials** ({s.errors}):\n\n"
                 + table(["Stimulus", "Errors", "First message"], rows, "lrl"),
                 len(rows),
             )
         )
-    warnings = [md_text(w, 300) for w in outcome.warnings]
-    for comparison in outcome.comparisons:
-        warnings.extend(wording.comparison_notes(comparison, _escape))
-    if s.not_scored:
-        warnings.append(
-            f"{wording.stimuli_count(len(s.not_scored))} with no counted trial, not scored: "
-            + wording.some(s.not_scored, _escape)
-        )
+    warnings = wording.warnings(outcome, lambda x: md_text(x, 300), _escape)
     if warnings:
         parts.append("**Warnings:**\n\n" + "\n".join(f"- {w}" for w in warnings))
     return "\n\n".join(parts)
@@ -237,19 +239,24 @@ def render_summary(outcome: CheckOutcome) -> str:
     policy = wording.policy_sentence(outcome)
     if policy:
         first += "\n\n" + policy
-    facts = (
-        f"**{md_text(s.name)}** · {len(s.stimuli)} stimuli · {s.trials} trials "
-        f"({s.errors} errored, {s.skipped} skipped) · k = {s.k} · "
-        f"{s.flaky_stimuli} flaky stimuli"
-    )
+    suites = outcome.suites
     sections = [
         first,
-        facts,
+        wording.facts_line(s, _escape, suites=len(suites), bold=_bold),
         render_gates(outcome),
         render_reading(outcome),
-        render_suite(outcome),
-        "### Stimuli, worst first",
-        render_stimuli(outcome),
+        render_suite(s, "Suite metric" if len(suites) == 1 else "All suites"),
+    ]
+    if len(suites) == 1:
+        sections += ["### Stimuli, worst first", render_stimuli(outcome)]
+    for one in suites if len(suites) > 1 else ():
+        sections += [
+            f"### Suite {md_text(one.name, 80)}",
+            wording.facts_line(one, _escape, bold=_bold),
+            render_suite(one),
+            render_stimuli(outcome, one),
+        ]
+    sections += [
         *(render_comparison(c) for c in outcome.comparisons),
         render_notes(outcome),
         render_methods(outcome),
@@ -257,14 +264,17 @@ def render_summary(outcome: CheckOutcome) -> str:
     return "\n\n".join(part for part in sections if part) + "\n"
 
 
-def _delta_comparison(outcome: CheckOutcome) -> Comparison | None:
+def delta_comparison(outcome: CheckOutcome) -> Comparison | None:
     """The comparison the stimuli table's Δ column shows: the first over every stimulus."""
     if not outcome.comparisons:
         return None
-    return next((c for c in outcome.comparisons if c.tag is None), outcome.comparisons[0])
+    return next(
+        (c for c in outcome.comparisons if c.tag is None and c.suite is None),
+        outcome.comparisons[0],
+    )
 
 
-def _delta_marks(comparison: Comparison) -> dict[str, str]:
+def delta_marks(comparison: Comparison) -> dict[str, str]:
     """Δ column cell by stimulus id: the change, or why there is none.
 
     "new": only in the results; "left out": in both runs but not in the paired test
@@ -273,20 +283,8 @@ def _delta_marks(comparison: Comparison) -> dict[str, str]:
     """
     marks = {x: "new" for x in comparison.added}
     marks |= {x.id: "left out" for x in comparison.excluded}
-    marks |= {row.id: _delta_mark(row.delta) for row in comparison.rows}
+    marks |= {row.id: wording.delta_mark(row.delta) for row in comparison.rows}
     return marks
-
-
-def _metric_name(comparison: Comparison) -> str:
-    names = {"pass_rate": "pass rate", "pass_hat_k": f"pass^{comparison.k}", "score": "score"}
-    return names[comparison.metric]
-
-
-def _delta_mark(delta: float) -> str:
-    points = delta * 100
-    if abs(points) < 0.05:
-        return "="
-    return f"{'▲' if points > 0 else '▼'} {abs(points):.1f}"
 
 
 _STATUS_ORDER = {
@@ -300,65 +298,55 @@ _STATUS_ORDER = {
 }
 
 
-def _change_order(row: StimulusRow) -> tuple[int, int, float, str]:
-    return (0 if row.regressed else 1, _STATUS_ORDER[row.status], row.delta, row.id)
-
-
-def _not_compared(comparison: Comparison) -> str:
-    parts = [
-        f"{len(comparison.added)} new",
-        f"{len(comparison.removed)} removed",
-        f"{len(comparison.excluded)} excluded",
-    ]
-    text = "- Not compared: " + ", ".join(parts) + " stimuli"
-    if comparison.added:
-        text += "; new: " + ", ".join(md_text(x, 60) for x in comparison.added[:5])
-    if comparison.removed:
-        text += "; removed: " + ", ".join(md_text(x, 60) for x in comparison.removed[:5])
-    return text + "."
+def changed_rows(comparison: Comparison) -> list[StimulusRow]:
+    """The paired stimuli that changed, regressions first."""
+    return sorted(
+        (r for r in comparison.rows if r.status != "unchanged" or r.regressed or r.delta),
+        key=lambda r: (0 if r.regressed else 1, _STATUS_ORDER[r.status], r.delta, r.id),
+    )
 
 
 def render_comparison(comparison: Comparison) -> str:
     """The baseline comparison: Δ with its interval and test, gates in words, power, changes."""
-    test = comparison.test
-    metric = _metric_name(comparison)
-    level = f"{comparison.confidence:.0%}"
-    among = f", stimuli tagged {md_text(comparison.tag, 80)}" if comparison.tag else ""
-    lines = [f"### Compared with the baseline ({metric}{among})"]
-    if test.delta is None:
-        lines.append("_No stimulus is in both runs: nothing to compare._")
-    else:
-        lo, hi = test.interval
-        lines.append(
-            f"**Δ {metric} = {wording.points(test.delta)} points** (candidate − baseline, mean "
-            f"over {test.stimuli} shared stimuli), two-sided {level} interval "
-            f"[{wording.points(lo)}, {wording.points(hi)}]; "
-            f"test: {wording.paired_test_reason(test)}."
-        )
-    bullets = [
-        f"- Evidence of a drop: one-sided {wording.p_value_meaning(test.p_worse)}.",
-        f"- Power: {wording.power_sentence(comparison)}",
-    ]
-    if comparison.added or comparison.removed or comparison.excluded:
-        bullets.append(_not_compared(comparison))
+    lines = [f"### {wording.comparison_heading(comparison, _escape)}"]
+    lines.append(wording.delta_sentence(comparison, _bold))
+    bullets = [f"- {x}" for x in wording.comparison_bullets(comparison, _escape)]
     lines.append("\n".join(bullets))
-    changed = sorted(
-        (r for r in comparison.rows if r.status != "unchanged" or r.regressed or r.delta),
-        key=_change_order,
-    )
+    changed = changed_rows(comparison)
     if changed:
         rows = [
             [
                 md_text(r.id),
                 f"{r.baseline_counts.c}/{r.baseline_counts.n}",
                 f"{r.candidate_counts.c}/{r.candidate_counts.n}",
-                _delta_mark(r.delta),
-                r.status + (" (regressed)" if r.regressed else ""),
+                wording.delta_mark(r.delta),
+                wording.change_text(r),
                 f"{r.p_holm:.3g}",
             ]
             for r in changed
         ]
-        header = ["Stimulus", "Baseline", "Candidate", "Δ points", "Change", "p (Holm)"]
-        body = table(header, rows, "lrrrlr")
-        lines.append(folded(f"{len(rows)} changed stimuli, regressions first", body, len(rows)))
+        body = table(wording.CHANGED_HEADER, rows, "lrrrlr")
+        what = wording.plural(len(rows), "changed stimulus", "changed stimuli")
+        lines.append(folded(f"{what}, regressions first", body, len(rows)))
+    chart = render_comparison_chart(comparison)
+    if chart:
+        lines.append(chart)
     return "\n\n".join(lines)
+
+
+def render_comparison_chart(comparison: Comparison) -> str:
+    """Candidate against baseline for the stimuli whose value changed most (drops first);
+    nothing when fewer than two changed."""
+    changed = sorted((r for r in comparison.rows if r.delta), key=lambda r: (r.delta, r.id))
+    if len(changed) < 2:
+        return ""
+    shown = sorted(changed, key=lambda r: (-abs(r.delta), r.delta, r.id))[:CHART_STIMULI]
+    shown.sort(key=lambda r: (r.delta, r.id))
+    metric = wording.comparison_metric(comparison)
+    chart = mermaid_chart(
+        [r.id for r in shown],
+        metric,
+        [r.candidate for r in shown],
+        [r.baseline for r in shown],
+    )
+    return f"_{wording.comparison_chart_caption(len(shown), metric)}_\n\n{chart}"

@@ -16,10 +16,13 @@ from typing import TYPE_CHECKING
 from gate.config import GateSpec
 from gate.gates import COMPLETED_TRIALS, GateDecision
 from gate.metrics.paired import T_MIN_STIMULI, PairedTest, min_sign_flip_stimuli
+from gate.scoring import HIGH, PASS_AT_K_ESTIMATOR, PASS_HAT_K_ESTIMATOR
 
 if TYPE_CHECKING:
-    from gate.compare import Comparison
+    from gate.compare import Comparison, StimulusRow
+    from gate.metrics import Interval
     from gate.pipeline import CheckOutcome
+    from gate.scoring import StimulusScore, SuiteScore
 
 Escape = Callable[[str], str]
 
@@ -65,7 +68,13 @@ def pct(level: float) -> str:
 
 
 def percent(value: float) -> str:
+    """0.3333 → '33.3%'."""
     return f"{value * 100:.1f}%"
+
+
+def interval_text(interval: Interval) -> str:
+    """'[34.5%, 81.9%]'."""
+    return f"[{percent(float(interval.lo))}, {percent(float(interval.hi))}]"
 
 
 def plural(count: int, one: str, many: str | None = None) -> str:
@@ -104,7 +113,7 @@ def metric_label(metric: str, k: int | None, estimator: str = "unbiased") -> str
 
 
 def target_text(decision: GateDecision) -> str:
-    """'≥ 0.8', '≤ 20%' (flakiness is a percent), '≥ −5 points' for a drop."""
+    """'≥ 0.8', '≤ 20%' (flakiness reads as a percent), 'Δ ≥ −5 pts' for a drop."""
     spec = decision.spec
     if spec.kind == "max_regression":
         return f"Δ ≥ −{margin_points(spec.target)} pts" if spec.target else "Δ ≥ 0"
@@ -113,8 +122,9 @@ def target_text(decision: GateDecision) -> str:
     if spec.kind == COMPLETED_TRIALS:
         return "> 0"
     sign = "≥" if decision.direction == "min" else "≤"
-    unit = "%" if spec.kind == "max_flakiness" else ""
-    return f"{sign} {spec.target:g}{unit}"
+    if spec.kind == "max_flakiness":
+        return f"{sign} {pct(spec.target)}"
+    return f"{sign} {spec.target:g}"
 
 
 def gate_name(decision: GateDecision, escape: Escape = _plain) -> str:
@@ -143,22 +153,32 @@ def spec_label(
         return "at least one trial completed without error"
     if spec.kind == "metric":
         label = escape(spec.label) if spec.label else spec.resolved.label()
-        where = "suite" if spec.scope == "suite" else "every stimulus"
+        suite = f"suite {escape(spec.suite)}" if spec.suite is not None else "suite"
+        where = suite if spec.scope == "suite" else "every stimulus"
         if spec.tag:
             where += f" tagged {escape(spec.tag)}"
+        if spec.suite is not None and spec.scope == "stimuli":
+            where += f" of {suite}"
         sign = "≥" if spec.direction == "min" else "≤"
         level = pct(confidence) if confidence is not None else ""
         how = f"{level} interval" if on_interval else "point estimate"
         return f"{label} {sign} {spec.target:g} ({where}, {how})"
     metric = metric_label(spec.metric, k, spec.estimator)
-    where = "suite" if spec.scope == "suite" else "every stimulus"
+    suite = f"suite {escape(spec.suite)}" if spec.suite is not None else "suite"
+    where = suite if spec.scope == "suite" else "every stimulus"
     if spec.tag:
         where += f" tagged {escape(spec.tag)}"
+    if spec.suite is not None and spec.scope == "stimuli":
+        where += f" of {suite}"
     level = pct(confidence) if confidence is not None else ""
     if spec.kind in ("max_regression", "min_improvement"):
         among = f", stimuli tagged {escape(spec.tag)}" if spec.tag else ""
+        if spec.suite is not None:
+            among += f", {suite}"
         if spec.scope == "stimuli":
             tagged = f" tagged {escape(spec.tag)}" if spec.tag else ""
+            if spec.suite is not None:
+                tagged += f" of {suite}"
             return f"no stimulus{tagged} worse than baseline (Holm, family-wise {level})"
         if spec.kind == "max_regression":
             return (
@@ -173,7 +193,7 @@ def spec_label(
         what = "confidence-sequence" if sequential else "interval"
         return f"{level} {what} half-width of {metric} ≤ {spec.target:g} ({where})"
     if spec.kind == "max_flakiness":
-        return f"flakiness ≤ {spec.target:g}% ({where}, point estimate)"
+        return f"flakiness ≤ {pct(spec.target)} ({where}, point estimate)"
     sign = "≥" if spec.direction == "min" else "≤"
     how = f"{level} interval" if on_interval else "point estimate"
     if sequential:
@@ -186,7 +206,7 @@ def value_text(decision: GateDecision) -> str:
     if decision.value is None:
         return "–"
     if decision.kind == "max_flakiness":
-        return f"{decision.value:.1f}%"
+        return percent(decision.value)
     if decision.kind == "metric":
         return f"{decision.value:.4g}"
     if decision.kind in ("max_regression", "min_improvement") and decision.scope == "suite":
@@ -202,7 +222,9 @@ def bounds_text(decision: GateDecision) -> str:
     return f"[{decision.lower:.3f}, {decision.upper:.3f}]"
 
 
-OUTCOME_MARK = {"pass": "✔ pass", "fail": "✘ **fail**", "inconclusive": "❔ inconclusive"}
+OUTCOME_WORD = {"pass": "✔ pass", "fail": "✘ fail", "inconclusive": "❔ inconclusive"}
+#: the Markdown tables' result cells: a failure in bold.
+OUTCOME_MARK = {**OUTCOME_WORD, "fail": "✘ **fail**"}
 
 
 def _bounds_word(decision: GateDecision) -> str:
@@ -216,11 +238,14 @@ def _claim(decision: GateDecision, escape: Escape) -> str:
     if spec.kind == "metric":
         metric = escape(spec.label) if spec.label else spec.resolved.label()
     relation = "at least" if decision.direction == "min" else "at most"
-    whose = "the suite's" if spec.scope == "suite" else "every stimulus's"
-    if spec.tag:
-        whose = whose.replace("suite's", f"suite's (stimuli tagged {escape(spec.tag)})")
-        whose = whose.replace("every stimulus's", f"every {escape(spec.tag)} stimulus's")
-    return f"{whose} {metric} is {relation} {spec.target:g}"
+    target = pct(spec.target) if spec.kind == "max_flakiness" else f"{spec.target:g}"
+    suite = "the suite" if spec.suite is None else f"suite {escape(spec.suite)}"
+    tagged = f" tagged {escape(spec.tag)}" if spec.tag else ""
+    if spec.scope == "suite":
+        among = f" (stimuli{tagged})" if spec.tag else ""
+        return f"{suite}'s{among} {metric} is {relation} {target}"
+    of = "" if spec.suite is None else f" of {suite}"
+    return f"the {metric} of every stimulus{tagged}{of} is {relation} {target}"
 
 
 def gate_sentence(decision: GateDecision, escape: Escape = _plain) -> str:
@@ -248,20 +273,7 @@ def gate_sentence(decision: GateDecision, escape: Escape = _plain) -> str:
         )
     claim = _claim(decision, escape)
     if decision.basis == "point estimate":
-        value = value_text(decision)
-        head = "Pass" if outcome == "pass" else "Fail"
-        where = ""
-        if spec.scope == "stimuli":
-            if decision.failing:
-                missed = some(decision.failing, escape)
-                where = f"; {len(decision.failing)} of the stimuli miss it: {missed}"
-            else:
-                where = f"; worst {escape(decision.subject)}"
-        verb = "meets" if outcome == "pass" else "misses"
-        return (
-            f"{head}: the point estimate {value} {verb} the target{where} "
-            "(point estimate, no error control: a rerun can flip it)."
-        )
+        return _point_sentence(decision, escape)
     level = pct(decision.confidence or 0)
     lo = f"{decision.lower:.3f}" if decision.lower is not None else "?"
     hi = f"{decision.upper:.3f}" if decision.upper is not None else "?"
@@ -292,6 +304,42 @@ def gate_sentence(decision: GateDecision, escape: Escape = _plain) -> str:
     return (
         f"Inconclusive: the {level} {_bounds_word(decision)} [{lo}, {hi}] contains the target "
         f"{spec.target:g}, so the data cannot tell yet whether {claim}."
+    )
+
+
+POINT_CAVEAT = "A point estimate has no error control: a rerun can flip it."
+
+
+def _point_sentence(decision: GateDecision, escape: Escape) -> str:
+    """'Fail: the suite's pass^3 is 0.400, below the target 0.8. A point estimate ...'"""
+    spec = decision.spec
+    metric = metric_label(spec.metric, decision.k, spec.estimator)
+    value = value_text(decision)
+    target = target_text(decision).split(" ", 1)[1]
+    side = "below" if decision.direction == "min" else "above"
+    if spec.scope == "suite":
+        whose = "the suite's" if spec.suite is None else f"suite {escape(spec.suite)}'s"
+        if spec.tag:
+            whose += f" (stimuli tagged {escape(spec.tag)})"
+        if decision.outcome == "pass":
+            reached = "at least" if decision.direction == "min" else "at most"
+            return (
+                f"Pass: {whose} {metric} is {value}, {reached} the target {target}. "
+                f"{POINT_CAVEAT}"
+            )
+        return f"Fail: {whose} {metric} is {value}, {side} the target {target}. {POINT_CAVEAT}"
+    worst = escape(decision.subject)
+    if decision.outcome == "pass":
+        return (
+            f"Pass: every stimulus's {metric} is within the target ({target_text(decision)}); "
+            f"the worst, {worst}, is at {value}. {POINT_CAVEAT}"
+        )
+    count = len(decision.failing)
+    verb = "is" if count == 1 else "are"
+    return (
+        f"Fail: {stimuli_count(count)} {verb} outside the target ({target_text(decision)}) "
+        f"on {metric}: {some(decision.failing, escape)} (worst {worst}, at {value}). "
+        f"{POINT_CAVEAT}"
     )
 
 
@@ -379,8 +427,8 @@ def advice_sentence(decision: GateDecision) -> str | None:
             "the target."
         )
     return (
-        f"To decide it: {' or '.join(parts)} would, with {power} probability at the current "
-        "estimates (simulated with this gate's own rule)."
+        f"{' or '.join(parts)} would decide it {power} of the time, if the "
+        "current estimates hold (simulated with this gate's own rule)."
     )
 
 
@@ -511,6 +559,92 @@ def comparison_notes(comparison: Comparison, escape: Escape = _plain) -> list[st
     return notes
 
 
+def comparison_metric(comparison: Comparison) -> str:
+    """'pass rate', 'pass^3' or 'score': what a comparison compares."""
+    names = {"pass_rate": "pass rate", "pass_hat_k": f"pass^{comparison.k}", "score": "score"}
+    return names[comparison.metric]
+
+
+def delta_mark(delta: float) -> str:
+    """A change in points: '▼ 33.3', '▲ 5.0', '=' (under 0.05 points).
+
+    >>> delta_mark(-1 / 3), delta_mark(0.05), delta_mark(0.0001)
+    ('▼ 33.3', '▲ 5.0', '=')
+    """
+    value = delta * 100
+    if abs(value) < 0.05:
+        return "="
+    return f"{'▲' if value > 0 else '▼'} {abs(value):.1f}"
+
+
+CHANGED_HEADER = ["Stimulus", "Baseline", "Candidate", "Δ points", "Change", "p (Holm)"]
+
+
+def change_text(row: StimulusRow) -> str:
+    return row.status + (" (regressed)" if row.regressed else "")
+
+
+def comparison_heading(comparison: Comparison, escape: Escape = _plain) -> str:
+    among = f", stimuli tagged {escape(comparison.tag)}" if comparison.tag else ""
+    if comparison.suite is not None:
+        among += f", suite {escape(comparison.suite)}"
+    return f"Compared with the baseline ({comparison_metric(comparison)}{among})"
+
+
+def delta_sentence(comparison: Comparison, bold: Callable[[str], str] = _plain) -> str:
+    """Δ with its two-sided interval and the test behind it."""
+    test = comparison.test
+    if test.delta is None:
+        return "No stimulus is in both runs: nothing to compare."
+    lo, hi = test.interval
+    metric = comparison_metric(comparison)
+    return (
+        f"{bold(f'Δ {metric} = {points(test.delta)} points')} (candidate − baseline, mean "
+        f"over {plural(test.stimuli, 'shared stimulus', 'shared stimuli')}), two-sided "
+        f"{pct(comparison.confidence)} interval [{points(lo)}, {points(hi)}]; test: "
+        f"{paired_test_reason(test)}."
+    )
+
+
+def comparison_bullets(comparison: Comparison, escape: Escape = _plain) -> list[str]:
+    """The evidence of a drop, the power, and what was not compared."""
+    test = comparison.test
+    bullets = [
+        f"Evidence of a drop: one-sided {p_value_meaning(test.p_worse)}.",
+        f"Power: {power_sentence(comparison)}",
+    ]
+    not_compared = [
+        (len(comparison.added), "new", comparison.added),
+        (len(comparison.removed), "removed", comparison.removed),
+        (len(comparison.excluded), "left out", tuple(x.id for x in comparison.excluded)),
+    ]
+    total = sum(count for count, _, _ in not_compared)
+    if total:
+        counts = ", ".join(f"{count} {what}" for count, what, _ in not_compared if count)
+        text = f"Not compared: {counts} ({stimuli_count(total)})"
+        for count, what, ids in not_compared[:2]:
+            if count:
+                text += f"; {what}: " + ", ".join(escape(x[:60]) for x in ids[:5])
+        bullets.append(text + ".")
+    return bullets
+
+
+def warnings(
+    outcome: CheckOutcome, escape_warning: Escape = _plain, escape: Escape = _plain
+) -> list[str]:
+    """Every warning of a check: about the input, the comparisons and unscored stimuli."""
+    found = [escape_warning(w) for w in outcome.warnings]
+    for comparison in outcome.comparisons:
+        found.extend(comparison_notes(comparison, escape))
+    not_scored = outcome.suite.not_scored
+    if not_scored:
+        found.append(
+            f"{stimuli_count(len(not_scored))} with no counted trial, not scored: "
+            + some(not_scored, escape)
+        )
+    return found
+
+
 def p_value_meaning(p: float, what: str = "worse") -> str:
     """A one-sided p-value in words that cannot be read as 'the chance it is worse'."""
     return (
@@ -521,6 +655,112 @@ def p_value_meaning(p: float, what: str = "worse") -> str:
 
 
 # --------------------------------------------------------------------------- the run
+
+
+READING_ADVICE = {
+    "capable and consistent": "safe to automate for this task class",
+    "capable but flaky": "can solve it but not reliably: human review, not automation",
+    "capability gap": "cannot reliably solve it: a capability gap, not a consistency one",
+}
+
+DEFAULT_GATE_NOTE = (
+    "No gate is configured, so the default gate applies (reference 001's CI guidance: pass "
+    "rate ≥ 0.7, decided on its interval). Configure gates in .eval-gate.yml."
+)
+
+
+def reading_sentence(suite: SuiteScore, bold: Callable[[str], str] = _plain) -> str:
+    """Reference 002's capability/consistency reading of the suite, and its stimuli's."""
+    k = suite.k
+    counts: dict[str, int] = {}
+    for stimulus in suite.stimuli:
+        counts[stimulus.reading] = counts.get(stimulus.reading, 0) + 1
+    parts = ", ".join(f"{n} {label}" for label, n in sorted(counts.items(), key=lambda x: -x[1]))
+    return (
+        f"{bold('Capability vs consistency:')} pass@{k} = {percent(suite.pass_at_k)} "
+        f"(capability), pass^{k} = {percent(suite.pass_hat_k)} (consistency) → "
+        f"{bold(suite.reading)}: {READING_ADVICE[suite.reading]}. Per stimulus: {parts}. "
+        f'("High" means ≥ {HIGH:.0%}.)'
+    )
+
+
+METHODS_TITLE = "How these numbers are computed"
+
+
+def methods_notes(suite: SuiteScore) -> list[str]:
+    """What the intervals, estimators and counts are, one paragraph each (no user data)."""
+    method = suite.interval_method
+    level = pct(suite.confidence)
+    rate_n = suite.pass_rate_interval.method.rsplit("= ", 1)[-1]
+    k_n = suite.pass_hat_k_interval.method.rsplit("= ", 1)[-1]
+    errors = (
+        "Errored trials count as failures"
+        if suite.errors_policy == "fail"
+        else "Errored trials are left out of n"
+    )
+    return [
+        f"All intervals are {level} intervals. Each stimulus's pass-rate interval is the "
+        f"{method} interval; its ends are mapped through 1-(1-p)^k for pass@k and p^k for "
+        "pass^k. These are intervals for "
+        "the underlying rates, so they need not contain the unbiased estimates beside them "
+        "(pass^k is 0 whenever c < k), and a gate on a stimulus's lower bound also needs the "
+        "estimate to reach the target.",
+        f"Suite intervals are {method} at the suite estimate over n_eff = M·min(nᵢ)/k trials "
+        f"(pass rate: {rate_n}; pass@k and pass^k: {k_n}): a mean of M unbiased estimates in "
+        "[0, 1] varies no more than one rate over n_eff trials. They say how these stimuli "
+        "would score if re-run (trial noise), not how a new sample of stimuli would.",
+        f"Estimators: pass@k {PASS_AT_K_ESTIMATOR}; pass^k {PASS_HAT_K_ESTIMATOR}. Suite "
+        "values are means of per-stimulus values.",
+        f"{errors}; skipped trials never count.",
+    ]
+
+
+def flaky_sentence(stimulus: StimulusScore, escape: Escape = _plain) -> str:
+    """'Refactor auth: 2/3 trials passed; 33.3% minority outcomes (unreliable)'."""
+    return (
+        f"{escape(stimulus.name)}: {stimulus.passes}/{stimulus.trials} trials passed; "
+        f"{percent(stimulus.flakiness)} minority outcomes ({stimulus.flakiness_band})"
+    )
+
+
+def more_stimuli_note(omitted: int) -> str:
+    more = plural(omitted, "more stimulus", "more stimuli")
+    return f"… and {more}, not shown here: the JSON report lists all."
+
+
+def stimulus_chart_caption(shown: int, total: int, confidence: float) -> str:
+    which = f"all {total} stimuli" if shown == total else f"the {shown} worst of {total} stimuli"
+    return (
+        f"Pass rate of {which}, worst first: the bars are the estimates, the two lines join "
+        f"the ends of their {pct(confidence)} intervals."
+    )
+
+
+def comparison_chart_caption(shown: int, metric: str) -> str:
+    return (
+        f"Candidate (bars) against baseline (line): {metric} of the "
+        f"{plural(shown, 'stimulus', 'stimuli')} that changed most."
+    )
+
+
+def facts_line(
+    suite: SuiteScore,
+    escape: Escape = _plain,
+    *,
+    suites: int = 1,
+    bold: Callable[[str], str] = _plain,
+) -> str:
+    """'**code-agent** · 5 stimuli · 15 trials (1 errored, 0 skipped) · k = 3 · 2 flaky
+    stimuli'; for all of several suites, '**2 suites** (a, b) · ...'."""
+    name = bold(escape(suite.name))
+    if suites > 1:
+        name = f"{bold(plural(suites, 'suite'))} ({', '.join(map(escape, suite.suite_names))})"
+    return (
+        f"{name} · {stimuli_count(len(suite.stimuli))} · {plural(suite.trials, 'trial')} "
+        f"({suite.errors} errored, {suite.skipped} skipped) · k = {suite.k} · "
+        f"{plural(suite.flaky_stimuli, 'flaky stimulus', 'flaky stimuli')}"
+    )
+
 
 
 VERDICT_MARK = {"pass": "✅", "fail": "❌", "inconclusive": "❔"}
@@ -538,12 +778,26 @@ def verdict_line(outcome: CheckOutcome) -> str:
     verdict = outcome.verdict
     total = len(outcome.gates)
     head = f"{VERDICT_MARK[verdict]} eval-gate: {verdict.upper()}"
+    if total == 0:
+        return f"{head} — no gate was evaluated"
     if verdict == "pass":
         return f"{head} — {'the gate' if total == 1 else f'all {total} gates'} passed"
     if verdict == "fail":
-        return f"{head} — {len(outcome.failed_gates)} of {plural(total, 'gate')} failed"
+        if total == 1:
+            return f"{head} — the gate failed"
+        return f"{head} — {len(outcome.failed_gates)} of {total} gates failed"
     undecided = len(outcome.inconclusive_gates)
-    return f"{head} — {undecided} of {plural(total, 'gate')} undecided: the data cannot decide yet"
+    which = "the gate is" if total == 1 else f"{undecided} of {total} gates"
+    return f"{head} — {which} undecided: the data cannot decide yet"
+
+
+def exit_line(outcome: CheckOutcome) -> str:
+    """The one line ``check`` writes to stderr last: verdict, counts and exit code."""
+    return (
+        f"eval-gate: {outcome.verdict.upper()} ({len(outcome.failed_gates)} failed, "
+        f"{len(outcome.inconclusive_gates)} inconclusive, of {plural(len(outcome.gates), 'gate')}"
+        f"); exit code {outcome.exit_code}"
+    )
 
 
 def policy_sentence(outcome: CheckOutcome) -> str | None:

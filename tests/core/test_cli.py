@@ -1,4 +1,5 @@
-"""The installed ``eval-gate`` command, run as a user runs it (subprocess), on the examples."""
+"""``eval-gate`` on the examples: the installed command once as a user runs it (subprocess),
+everything else through click's CliRunner (same command, same exit codes, no process start)."""
 
 from __future__ import annotations
 
@@ -6,21 +7,57 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from gate.cli import main
 from gate.schemas import validator
 from tests.conftest import EXAMPLES, ROOT
 
 EVAL_GATE = str(Path(sys.executable).with_name("eval-gate"))
 
 
-def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+@dataclass(frozen=True)
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run(*args: str, cwd: Path = ROOT) -> Run:
+    """``eval-gate ARGS`` in ``cwd`` through CliRunner; an escaped exception fails the test."""
+    here = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, list(args))
+    finally:
+        os.chdir(here)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise AssertionError(f"eval-gate {' '.join(args)} raised") from result.exception
+    return Run(result.exit_code, result.stdout, result.stderr)
+
+
+def test_the_installed_command_runs_and_exits_with_the_verdict() -> None:
+    """The console script itself: installed, on PATH beside the interpreter, exit code kept."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    return subprocess.run(
-        [EVAL_GATE, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120
-    )
+    for example, results, code, first in (
+        ("passing", "results.json", 0, "## ✅ eval-gate: PASS — all 3 gates passed"),
+        ("failing", "results.jsonl", 1, "## ❌ eval-gate: FAIL — 1 of 3 gates failed"),
+    ):
+        done = subprocess.run(
+            [EVAL_GATE, "check", results],
+            cwd=EXAMPLES / example,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == code, done.stderr
+        assert done.stdout.splitlines()[0] == first
+        assert f"read {results} as native (detected)" in done.stderr
 
 
 def test_passing_example_exits_0() -> None:
@@ -181,8 +218,8 @@ def test_an_option_that_breaks_the_configuration_is_named_not_the_file(tmp_path:
     bad_option = run("check", "results.jsonl", "--threshold", "2", cwd=EXAMPLES / "failing")
     assert bad_option.returncode == 2
     assert bad_option.stderr.strip().splitlines()[-1] == (
-        "Error: option threshold: gate threshold target 2.0 out of range; "
-        "expected a value in [0, 1]"
+        "Error: option threshold: gate threshold min 2 can be read two ways: rates are "
+        'fractions, so 2 would be 200%; if you mean 2%, write 0.02 or "2%"'
     )
     # The same value written in a file names the file.
     config = tmp_path / "gates.yml"
@@ -190,3 +227,13 @@ def test_an_option_that_breaks_the_configuration_is_named_not_the_file(tmp_path:
     bad_file = run("check", "results.jsonl", "--config", str(config), cwd=EXAMPLES / "failing")
     assert bad_file.returncode == 2
     assert bad_file.stderr.strip().splitlines()[-1].startswith(f"Error: {config}")
+
+
+def test_validate_counts_in_words(tmp_path: Path) -> None:
+    one = tmp_path / "one.jsonl"
+    one.write_text('{"stimulus": "a", "trial": 0, "passed": true}\n', encoding="utf-8")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{\n", encoding="utf-8")
+    result = run("validate", str(one), str(bad))
+    assert f"ok: {one} (native, 1 stimulus, 1 trial)" in result.stdout
+    assert result.stderr.strip().splitlines()[-1] == "Error: 1 of 2 files is invalid"

@@ -7,7 +7,14 @@ import importlib
 
 import pytest
 
-MODULES = ["gate.compare", "gate.planning", "gate.report.wording", "gate.scoring"]
+MODULES = [
+    "gate.compare",
+    "gate.config_template",
+    "gate.planning",
+    "gate.rates",
+    "gate.report.wording",
+    "gate.scoring",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -77,9 +77,9 @@ def test_lower_bound_gate_is_stricter_than_the_estimate() -> None:
 
 def test_stimuli_scope_reports_worst_and_every_failure() -> None:
     suite = suite_of({"good": "PPPP", "flaky": "PFPF", "meh": "PPPF"})
-    (result,) = gates({"gates": {"max_flakiness": {"max": 30, "scope": "stimuli"}}}, suite)
+    (result,) = gates({"gates": {"max_flakiness": {"max": 0.3, "scope": "stimuli"}}}, suite)
     assert result.outcome == "fail"
-    assert result.subject == "flaky" and result.value == 50.0
+    assert result.subject == "flaky" and result.value == 0.5  # 2 of 4 in the minority
     assert result.failing == ("flaky",)
 
 
@@ -233,7 +233,7 @@ def test_no_configured_gate_gets_the_default_gate() -> None:
 
 def test_a_run_whose_trials_all_errored_never_passes() -> None:
     suite = suite_of({"a": "EEE", "b": "EE"})
-    config = {"gates": {"max_flakiness": {"max": 20, "scope": "stimuli"}}}
+    config = {"gates": {"max_flakiness": {"max": 0.2, "scope": "stimuli"}}}
     flakiness, completed = gates(config, suite)
     assert flakiness.outcome == "pass"  # all failures: perfectly consistent
     assert completed.kind == "completed_trials" and completed.outcome == "fail"

@@ -102,7 +102,7 @@ def test_every_template_gate_is_valid_once_uncommented(tmp_path: Path) -> None:
     by_kind = {g.kind: g for g in config.gates}
     assert (by_kind["pass_hat_k"].k, by_kind["pass_hat_k"].target) == (3, 0.9)
     assert by_kind["pass_hat_k"].bound == "lower"  # bound: interval, for a min gate
-    assert by_kind["max_flakiness"].target == 20.0  # percent, as the configuration reads it
+    assert by_kind["max_flakiness"].target == 0.2  # a fraction, as every rate
     assert by_kind["max_flakiness"].scope == "stimuli"
 
 
@@ -134,14 +134,14 @@ def test_init_suggests_gates_from_the_failing_example(workdir: Path) -> None:
     config = load_config(".eval-gate.yml")
     # 5 stimuli x 3 trials, passes 3, 2, 1, 0, 3: pass rate 9/15 = 0.6 over n = 15 trials;
     # pass^3 = mean of C(c,3)/C(3,3) = 2/5 = 0.4 at n_eff = M·min(n)/k = 5 (the suite
-    # interval's effective size); worst flakiness 1 of 3 = 33.3% -> 34 (percent).
+    # interval's effective size); worst flakiness 1 of 3 = 33.3% -> 0.34 (a whole percent up).
     assert midp_lower(0.6, 15) == pytest.approx(0.345385, abs=1e-6)
     assert midp_lower(0.4, 5) == pytest.approx(0.073457, abs=1e-6)
     assert config.k == 3
     assert config.gates == (
         GateSpec(kind="pass_rate", target=0.34, metric="pass_rate"),
         GateSpec(kind="pass_hat_k", target=0.07, metric="pass_hat_k", k=3),
-        GateSpec(kind="max_flakiness", target=34.0, metric="flakiness", scope="stimuli"),
+        GateSpec(kind="max_flakiness", target=0.34, metric="flakiness", scope="stimuli"),
     )
     # Each line says why.
     assert "# Observed pass rate = 0.60 on 5 stimuli × 3 trials (mean over stimuli);" in text
@@ -209,15 +209,13 @@ def test_a_file_name_cannot_add_keys_to_the_configuration(
     assert kinds == ["pass_rate", "pass_hat_k", "max_flakiness"]
 
 
-def test_max_flakiness_comes_from_one_helper(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The day max_flakiness becomes a fraction, one constant changes every value written."""
+def test_max_flakiness_is_written_as_a_fraction() -> None:
+    """Like every rate; 1 in 3 trials (33.3%) is rounded up to a whole percent, 0.34."""
     table, _ = load([str(EXAMPLES / "failing" / "results.jsonl")])
     suite = score_table(table)
-    assert "    max: 34   # percent: 20 means 20%\n" in config_template.suggest(suite, ["r"])
-    monkeypatch.setattr(config_template, "FLAKINESS_CONFIG_SCALE", 1.0)
-    assert config_template.flakiness_setting(1 / 3) == "0.34"
-    assert "    max: 0.34   # fraction: 0.2 means 20%\n" in config_template.suggest(suite, ["r"])
-    assert "  #   max: 0.2   # fraction: 0.2 means 20%\n" in config_template.template()
+    assert "    max: 0.34   # 34%\n" in config_template.suggest(suite, ["r"])
+    assert "  #   max: 0.2   # 20%\n" in config_template.template()
+    assert 'Rates are fractions (0.7 means 70%) or percents ("70%")' in config_template.template()
 
 
 @settings(
@@ -301,8 +299,8 @@ def test_validate_a_configuration_alone(workdir: Path) -> None:
     bad.write_text("version: 1\ngates:\n  threshold: 2\n", encoding="utf-8")
     result = invoke("validate", "--config", str(bad))
     assert result.exit_code == 2
-    assert f"invalid: {bad}: gate threshold target 2.0 out of range" in result.stderr
-    assert "1 of 1 file(s) are invalid" in result.stderr
+    assert f"invalid: {bad}: gate threshold min 2 can be read two ways" in result.stderr
+    assert "1 of 1 file is invalid" in result.stderr
 
 
 def test_validate_says_when_the_configuration_cannot_be_evaluated_on_the_results(
@@ -325,7 +323,7 @@ def test_validate_leaves_regression_gates_to_check_baseline(workdir: Path) -> No
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[-1] == (
         f"ok: {config} can be evaluated on these results "
-        "(1 regression gate(s) need check --baseline)"
+        "(1 regression gate needs check --baseline)"
     )
 
 

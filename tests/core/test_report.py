@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gate.pipeline import request_from_options, run_check
 from gate.report.json_report import build_report
 from gate.report.markdown import FOLD_ROWS, MAX_STIMULUS_ROWS, render_summary
@@ -33,7 +35,10 @@ def test_short_tables_are_not_folded(write_jsonl) -> None:
     summary = render_summary(
         run_check(request_from_options([str(write_jsonl(records))], config=None))
     )
-    assert "<details>" not in summary
+    # Only the methods are collapsed, at the end.
+    assert summary.count("<details>") == 1
+    assert summary.rstrip().endswith("</details>")
+    assert "<details><summary>How these numbers are computed</summary>" in summary
     # no gate configured: the default one (pass rate ≥ 0.7 on its interval) decides, and
     # 20 of 20 passes do not show it yet (lower bound 20/(20 + 1.96²) = 0.839 ≥ 0.7: shown)
     assert summary.startswith("## ✅ eval-gate: PASS — the gate passed\n")
@@ -192,3 +197,60 @@ def test_only_undecided_stimuli_carry_more_trials(write_jsonl, tmp_path) -> None
     assert isinstance(more["close"], int) and more["close"] > 50
     (gate,) = report["gates"]
     assert gate["undecided"] == ["close"] and gate["decision"] == "inconclusive"
+@pytest.mark.parametrize(
+    ("name", "label"),
+    [
+        ("Fix off-by-one in paginator", '"Fix off-by-one in paginator"'),
+        ('say "hi"]\n```\n%%{init: {"theme": "dark"}}%%', '"say hi init: theme : dark"'),
+        ("a; #quot; <b>x</b> `y` & z", '"a quot b x /b y z"'),
+        ("   ", '"?"'),
+        ("x" * 40, '"' + "x" * 31 + '…"'),
+        ("Ünïcode naïve 名前", '"Ünïcode naïve 名前"'),
+    ],
+)
+def test_a_mermaid_label_cannot_end_its_string_or_start_a_directive(
+    name: str, label: str
+) -> None:
+    from gate.report.escape import mermaid_label
+
+    assert mermaid_label(name) == label
+
+
+def test_the_chart_shows_the_worst_stimuli_with_their_intervals(write_jsonl) -> None:
+    """12 stimuli: the chart shows the 10 worst (pass rate, then pass^k), bars the
+    estimates in percent, lines the mid-p interval ends."""
+    outcomes = ["FFFF", "PFFF", "PPFF", "PPPF"] + ["PPPP"] * 8
+    records = [r for i, o in enumerate(outcomes) for r in trials_of(f"s{i:02d}", o)]
+    summary = render_summary(
+        run_check(request_from_options([str(write_jsonl(records))], config=None))
+    )
+    chart = summary.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    lines = chart.splitlines()
+    assert lines[0] == "xychart-beta horizontal"
+    assert lines[1].startswith('    x-axis ["1. s00", "2. s01", "3. s02", "4. s03", "5. s04"')
+    assert lines[1].count('"') == 20  # ten labels
+    assert lines[3] == "    bar [0.0, 25.0, 50.0, 75.0" + ", 100.0" * 6 + "]"
+    # mid-p 95% for 0 of 4: upper end 1 - 0.05^(1/4) = 52.7%; for 4 of 4 the lower end 47.3%.
+    assert lines[4].startswith("    line [0.0, ") and lines[4].endswith(", 47.3]")
+    assert lines[5].startswith("    line [52.7, ") and lines[5].endswith(", 100.0]")
+    assert "_Pass rate of the 10 worst of 12 stimuli, worst first" in summary
+
+
+def test_counts_are_in_words_that_agree(write_jsonl) -> None:
+    records = trials_of("a", "PPE") + trials_of("b", "PPP")
+    request = request_from_options(
+        [str(write_jsonl(records))], config=None, overrides={"threshold": "0.9"}
+    )
+    outcome = run_check(request)
+    summary = render_summary(outcome)
+    assert "· 2 stimuli · 6 trials (1 errored, 0 skipped) · k = 3 · 1 flaky stimulus" in summary
+    assert summary.startswith("## ❌ eval-gate: FAIL — the gate failed\n")
+    assert "| a | 3 (1 errored) |" in summary
+    from gate.report import wording
+
+    assert wording.exit_line(outcome) == (
+        "eval-gate: FAIL (1 failed, 0 inconclusive, of 1 gate); exit code 1"
+    )
+    assert wording.more_stimuli_note(1) == (
+        "… and 1 more stimulus, not shown here: the JSON report lists all."
+    )

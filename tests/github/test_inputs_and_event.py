@@ -65,6 +65,8 @@ def test_reader_inputs_are_parsed_as_the_cli_options() -> None:
     assert inputs.map == {"stimulus": "case_id", "passed": "ok", "duration_s": "elapsed"}
     assert inputs.pass_threshold == 0.75
     assert (inputs.scorer, inputs.junit_flakefinder, inputs.suite) == ("grade", True, "airline")
+    as_percent = read_inputs(input_env({"results": "r.csv", "pass_threshold": "75%"}))
+    assert as_percent.pass_threshold == 0.75
 
 
 def test_values_are_trimmed_and_globs_read_one_per_line() -> None:
@@ -104,9 +106,10 @@ def test_missing_variables_fall_back_to_defaults_outside_a_runner() -> None:
         ("map", "stimulus=", r"input map: 'stimulus=' is not FIELD=COLUMN"),
         ("map", "stimuls=case_id", r"input map: unknown field 'stimuls'; expected fields among"),
         ("map", "passed=a,passed=b", r"input map: field 'passed' is mapped twice"),
-        ("pass_threshold", "2", r"input pass_threshold: expected a number in \[0, 1\], found '2'"),
-        ("pass_threshold", "nan", r"input pass_threshold: expected a number in \[0, 1\]"),
-        ("pass_threshold", "high", r"input pass_threshold: expected a number in \[0, 1\]"),
+        ("pass_threshold", "2", r'pass_threshold 2 can be read two ways.* write 0.02 or "2%"'),
+        ("pass_threshold", "170", r"input pass_threshold 170 out of range; expected .* \[0, 1\]"),
+        ("pass_threshold", "nan", r"input pass_threshold must be a finite number"),
+        ("pass_threshold", "high", r"input pass_threshold: expected a fraction from 0 to 1 or a"),
         ("junit_flakefinder", "yes", r"input junit_flakefinder: 'yes' is not a boolean"),
     ],
 )

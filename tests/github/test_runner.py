@@ -152,3 +152,35 @@ def test_trimmed_text_always_fits_when_the_notice_does(lines: list[str]) -> None
     text = "\n".join(lines) + "\n"
     for limit in (20, 40, 80):
         assert utf8_bytes(trim_markdown(text, limit, lambda n: "> cut", utf8_bytes)) <= limit
+
+
+def test_trimming_a_real_summary_keeps_every_chart_and_details_block_whole(
+    tmp_path: Path,
+) -> None:
+    """A summary of two suites (a Mermaid chart each, folded tables, the collapsed methods),
+    cut at every size from the notice up: each cut keeps whole charts only, and closes every
+    <details> it leaves open."""
+    import json
+    import re
+
+    from gate.pipeline import request_from_options, run_check
+    from gate.report.markdown import render_summary
+    from tests.conftest import trials_of
+
+    records = [
+        r
+        for suite in ("alpha", "beta")
+        for i in range(14)
+        for r in trials_of(f"{suite}-{i:02d}", "PPF" if i % 3 else "PPP", suite)
+    ]
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    summary = render_summary(run_check(request_from_options([str(path)], config=None)))
+    assert summary.count("```mermaid") == 2 and summary.count("<details>") == 3
+    chart = re.compile(r"```mermaid\n(?:    .*\n|xychart-beta horizontal\n)+```\n")
+    for limit in range(200, len(summary.encode()), 97):
+        cut = trim_markdown(summary, limit, lambda n: f"> {n} lines cut", utf8_bytes)
+        assert utf8_bytes(cut) <= limit
+        assert cut.count("```") % 2 == 0, limit
+        assert len(chart.findall(cut)) == cut.count("```mermaid"), limit
+        assert cut.count("<details>") == cut.count("</details>"), limit

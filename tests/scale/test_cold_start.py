@@ -13,9 +13,18 @@ from pathlib import Path
 from tests.conftest import EXAMPLES
 
 #: Modules a check of the small example must not load: scipy (its array-API layer
-#: imports most of numpy's submodules), the Markdown renderer, the GitHub client, and
-#: jsonschema (only an invalid record needs its worded errors).
-HEAVY = ("scipy", "markdown_it", "gate.github", "jsonschema.", "referencing")
+#: imports most of numpy's submodules), the Markdown renderer, the GitHub client,
+#: jsonschema (only an invalid record needs its worded errors), rich (never used: the
+#: terminal view is our own) and the terminal view itself when stdout is not a terminal.
+HEAVY = (
+    "scipy",
+    "markdown_it",
+    "gate.github",
+    "jsonschema.",
+    "referencing",
+    "rich",
+    "gate.report.terminal",
+)
 
 PROBE = """
 import runpy, sys
@@ -75,3 +84,51 @@ def test_beta_quantile_methods_still_load_scipy_when_asked(tmp_path: Path) -> No
     )
     assert code == 1
     assert "scipy.special" in loaded
+
+
+def _on_a_terminal(*args: str, env: dict[str, str]) -> tuple[int, str, list[str]]:
+    """``eval-gate ARGS`` with stdout on a pseudo-terminal: exit code, what the terminal
+    showed, and the modules of HEAVY it loaded."""
+    import os
+    import pty
+
+    roots = tuple(name.rstrip(".") for name in HEAVY)
+    code = PROBE.format(heavy=HEAVY, roots=roots)
+    master, slave = pty.openpty()
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        cwd=str(EXAMPLES / "failing"),
+        stdout=slave,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **env},
+    )
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    _, stderr = child.communicate(timeout=60)
+    line = next(x for x in stderr.decode().splitlines() if x.startswith("LOADED:"))
+    loaded = [m for m in line.removeprefix("LOADED:").split(",") if m]
+    return child.returncode, shown.decode("utf-8"), loaded
+
+
+def test_a_check_on_a_real_terminal_renders_its_own_view() -> None:
+    """The isatty path for real: the rendered view, in colour unless NO_COLOR is set, and
+    nothing loaded for it but our renderer (no rich, no Markdown parser)."""
+    code, shown, loaded = _on_a_terminal("check", "results.jsonl", env={"COLUMNS": "90"})
+    assert code == 1
+    assert shown.startswith("\x1b[1;31m❌ eval-gate: FAIL — 1 of 3 gates failed\x1b[0m\r\n")
+    assert "## " not in shown and "code\\-agent" not in shown
+    assert loaded == ["gate.report.terminal"]
+    code, plain, _ = _on_a_terminal(
+        "check", "results.jsonl", env={"COLUMNS": "90", "NO_COLOR": "1"}
+    )
+    assert code == 1 and "\x1b" not in plain
+    assert plain.startswith("❌ eval-gate: FAIL — 1 of 3 gates failed\r\n")

@@ -30,7 +30,7 @@ CONFIGS = [
     {"k": 2, "gates": {"pass_rate": {"min": 0.4, "bound": "lower"}, "pass_at_k": 0.7}},
     {"k": 3, "gates": {"pass_hat_k": {"min": 0.2, "bound": "interval"}}},
     {"k": 2, "gates": {"pass_rate": {"min": 0.6, "bound": "lower", "scope": "stimuli"}}},
-    {"gates": {"max_flakiness": 45, "max_ci_half_width": 0.2}},
+    {"gates": {"max_flakiness": 0.45, "max_ci_half_width": 0.2}},
     {"errors": "exclude", "gates": {"pass_rate": {"min": 0.5, "scope": "stimuli", "tag": "geo"}}},
     {"interval": "jeffreys", "confidence": 0.9, "gates": {"pass_hat_k": {"min": 0.3, "k": 2}}},
 ]

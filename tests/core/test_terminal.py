@@ -1,0 +1,194 @@
+"""The terminal view (issue 15 point 2): what ``check`` prints when stdout is a terminal.
+
+CliRunner's stdout is never a TTY, so these tests force the one switch the command reads
+(``gate.cli._stdout_is_terminal``); tests/scale/test_cold_start.py runs the real command
+under a pseudo-terminal.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from gate import cli
+from gate.cli import main
+from gate.pipeline import request_from_options, run_check
+from gate.report.escape import terminal_text
+from gate.report.terminal import Terminal, display_width, fit, rate_bar, render_terminal, wrap
+from tests.conftest import EXAMPLES, trials_of
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.fixture
+def failing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "failing"
+    shutil.copytree(EXAMPLES / "failing", folder)
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def on_terminal(
+    monkeypatch: pytest.MonkeyPatch, *args: str, env: dict[str, str] | None = None
+) -> Result:
+    monkeypatch.setattr(cli, "_stdout_is_terminal", lambda: True)
+    environment = {"COLUMNS": "100", "NO_COLOR": "", "TERM": "xterm-256color", **(env or {})}
+    return CliRunner().invoke(main, ["check", "results.jsonl", *args], env=environment)
+
+
+def test_a_terminal_gets_the_rendered_view_in_colour(
+    failing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = on_terminal(monkeypatch, env={"COLUMNS": "160"})
+    assert result.exit_code == 1, result.output
+    out = result.stdout
+    first = out.splitlines()[0]
+    assert first == "\x1b[1;31m❌ eval-gate: FAIL — 1 of 3 gates failed\x1b[0m"
+    plain = ANSI.sub("", out)
+    # No Markdown: no table pipes, no backslash escapes, no headings, no <details>.
+    assert "|" not in plain and "\\" not in plain and "##" not in plain
+    assert "<details>" not in plain and "**" not in plain and "```" not in plain
+    assert "code-agent · 5 stimuli · 15 trials (1 errored, 0 skipped)" in plain
+    # Results coloured by outcome; the table aligned: every row of a table as wide.
+    assert "\x1b[31m✘ fail\x1b[0m" in out and "\x1b[32m✔ pass\x1b[0m" in out
+    # Wide enough for every column (a narrower terminal drops the least needed first).
+    table = plain.split("Stimuli, worst first\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert table[0].split() == [
+        "Stimulus", "Trials", "Outcomes", "Pass", "rate", "95%", "interval",
+        "pass@3", "pass^3", "Flaky", "Reading",
+    ]  # fmt: skip
+    assert table[2].startswith("Fix off-by-one in paginator   3 (1 errored)  ✘✘⚠ ")
+    # Each rate with its interval as a bar: 0 of 3, interval [0, 63.2%]
+    assert re.search(r" 0\.0%  ▒▒▒▒▒▒░░░░ +\[0\.0%, 63\.2%\]", table[2])
+    ends = {display_width(row.split("  capab")[0]) for row in table[2:]}
+    assert len(ends) == 1  # the Reading column starts at the same column on every row
+    assert "eval-gate: FAIL (1 failed, 0 inconclusive, of 3 gates); exit code 1" in result.stderr
+
+
+def test_no_color_turns_colour_off_and_changes_nothing_else(
+    failing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    coloured = on_terminal(monkeypatch).stdout
+    plain = on_terminal(monkeypatch, env={"NO_COLOR": "1"}).stdout
+    assert "\x1b" not in plain
+    assert plain == ANSI.sub("", coloured)
+    assert "\x1b" not in on_terminal(monkeypatch, env={"TERM": "dumb"}).stdout
+
+
+@pytest.mark.parametrize("columns", [60, 80, 132])
+def test_the_view_fits_the_width(
+    failing: Path, monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    out = on_terminal(
+        monkeypatch, "--baseline", "baseline.jsonl", "--max-regression", "0.05",
+        env={"COLUMNS": str(columns), "NO_COLOR": "1"},
+    ).stdout  # fmt: skip
+    widths = [display_width(line) for line in out.splitlines()]
+    assert max(widths) <= columns
+    assert max(widths) >= min(columns, 100) - 10  # and uses it
+    assert "Compared with the baseline (pass rate)" in out
+
+
+def test_a_very_wide_terminal_is_capped_and_a_narrow_one_floored() -> None:
+    assert Terminal.detect(environ={"COLUMNS": "400"}).width == 160
+    assert Terminal.detect(environ={"COLUMNS": "10"}).width == 40
+    assert Terminal.detect(environ={"COLUMNS": "90", "NO_COLOR": "x"}) == Terminal(90, False)
+
+
+def test_pipes_and_files_keep_the_markdown(failing: Path) -> None:
+    """Not a terminal (CliRunner, as a pipe): the Markdown, exactly as before."""
+    result = CliRunner().invoke(main, ["check", "results.jsonl"])
+    assert result.stdout.startswith("## ❌ eval-gate: FAIL — 1 of 3 gates failed\n")
+    assert "\x1b" not in result.stdout
+
+
+def test_summary_dash_and_json_dash_win_over_the_terminal_view(
+    failing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert on_terminal(monkeypatch, "--summary", "-").stdout.startswith("## ❌ eval-gate")
+    assert on_terminal(monkeypatch, "--json", "-").stdout.startswith("{")
+    # A summary file is written as Markdown; the terminal still gets its view.
+    both = on_terminal(monkeypatch, "--summary", "summary.md")
+    assert (failing / "summary.md").read_text(encoding="utf-8").startswith("## ❌")
+    assert both.stdout.startswith("\x1b[1;31m❌ eval-gate: FAIL")
+
+
+def test_quiet_prints_only_the_verdict_line(failing: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for result in (
+        CliRunner().invoke(main, ["check", "results.jsonl", "--quiet"]),
+        on_terminal(monkeypatch, "-q"),
+    ):
+        assert result.exit_code == 1
+        assert result.stdout == ""
+        assert result.stderr == (
+            "eval-gate: FAIL (1 failed, 0 inconclusive, of 3 gates); exit code 1\n"
+        )
+    # --json - is asked for by name: it still prints.
+    asked = CliRunner().invoke(main, ["check", "results.jsonl", "-q", "--json", "-"])
+    assert asked.stdout.startswith("{") and asked.stderr.count("\n") == 1
+    # Errors still print.
+    bad = CliRunner().invoke(main, ["check", "missing.jsonl", "-q"])
+    assert bad.exit_code == 2 and "missing.jsonl" in bad.stderr
+
+
+HOSTILE = [
+    "\x1b[31mred\x1b[0m",
+    "\x1b]0;pwned\x07title",
+    "bell\x07 back\x08space",
+    "\x9b2Jcsi",
+    "bidi \u202eevil\u202c text",
+    "line\nbreak\r\ttab",
+]
+
+
+def test_file_content_cannot_drive_the_terminal(
+    write_jsonl: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    records = []
+    for name in HOSTILE:
+        records += trials_of(name, "PPF", suite="s\x1b[2J")
+    records[2] = {**records[2], "passed": None, "status": "error", "message": "\x1b]8;;x\x07m"}
+    records[2].pop("passed")
+    path = write_jsonl(records)
+    outcome = run_check(request_from_options([str(path)], config=None))
+    view = render_terminal(outcome, Terminal(120, color=False))
+    assert "\x1b" not in view and "\x9b" not in view and "\x07" not in view
+    assert "\x08" not in view and "\u202e" not in view and "\r" not in view
+    assert "\ufffd[31mred\ufffd[0m" in view  # shown, harmless
+    coloured = render_terminal(outcome, Terminal(120, color=True))
+    assert set(re.findall(r"\x1b[^m]*m", coloured)) <= {
+        "\x1b[0m", "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m",
+        "\x1b[1;31m", "\x1b[1;32m", "\x1b[1;33m", "\x1b[1;2m",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("\x1b[31mred", "\ufffd[31mred"),
+        ("a\nb\tc\r\nd", "a b c d"),
+        ("\x00\x7f\x85\x9b", "\ufffd\ufffd \ufffd"),
+        ("\u2066iso\u2069 \u200fmark", "\ufffdiso\ufffd \ufffdmark"),
+        ("名前 é", "名前 é"),
+    ],
+)
+def test_terminal_text_escapes_every_control(value: str, shown: str) -> None:
+    assert terminal_text(value) == shown
+
+
+def test_widths_bars_and_wrapping() -> None:
+    assert display_width("✔✘⚠") == 3 and display_width("❌ x") == 4
+    assert fit("名前名前", 4) == "名…" and display_width(fit("名前名前", 4)) == 3
+    assert wrap("one two three", 8, "  ", "• ") == ["• one", "  two", "  three"]
+    assert rate_bar(0.5, 0.25, 0.75, cells=8) == "██▓▓▒▒░░"
+    assert rate_bar(1.0, 1.0, 1.0, cells=4) == "████"
+
+
+def test_a_lone_surrogate_cannot_break_the_output() -> None:
+    assert terminal_text("a\ud800b") == "a\ufffdb"
+    assert terminal_text("a\ud800b").encode("utf-8") == b"a\xef\xbf\xbdb"
