@@ -151,6 +151,13 @@ class SuiteScore:
         c = np.array([s.passes for s in chosen], dtype=np.int64)
         return n, c, chosen
 
+    def bayes(self) -> metrics.MetricValue:
+        """Bayes@N of these stimuli (Hariri et al. 2026; scorio's convention): the posterior
+        mean pass rate with its credible interval at the suite's confidence."""
+        n, c, _ = self.counts()
+        data = metrics.SuiteOutcomes.from_counts(n, c)
+        return metrics.evaluate(metrics.resolve("bayes", {}), data, confidence=self.confidence)
+
     def by_suite(self) -> tuple[SuiteScore, ...]:
         """One score per suite (sorted by name): its stimuli and their aggregates, at this
         score's k, level and interval method. A score of one suite is itself."""

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from gate.compare import Comparison, StimulusRow
+from gate.gates import GateDecision
 from gate.report import wording
 from gate.report.escape import md_text, mermaid_label
 from gate.scoring import StimulusScore, SuiteScore
@@ -92,18 +93,70 @@ def render_gates(outcome: CheckOutcome) -> str:
     return "\n\n".join([body, "\n".join(sentences), *notes])
 
 
-def render_suite(s: SuiteScore, title: str = "Suite metric") -> str:
-    """The suite metric table of ``s`` (all stimuli, or one suite's)."""
+def render_suite(
+    s: SuiteScore, title: str = "Suite metric", gates: Sequence[GateDecision] = ()
+) -> str:
+    """The suite metric table of ``s`` (all stimuli, or one suite's), with Bayes@N and the
+    values of the suite-level ``metric`` gates in ``gates``."""
     k = s.k
     level = f"{s.confidence:.0%}"
+    bayes = s.bayes()
+    bayes_interval = (
+        f"[{percent(bayes.interval.lo)}, {percent(bayes.interval.hi)}]" if bayes.interval else "–"
+    )
     rows = [
         ["pass rate", percent(s.pass_rate), interval_text(s.pass_rate_interval)],
         [f"pass@{k}", percent(s.pass_at_k), interval_text(s.pass_at_k_interval)],
         [f"pass^{k} (unbiased)", percent(s.pass_hat_k), interval_text(s.pass_hat_k_interval)],
         [f"pass^{k} (plug-in p^k)", percent(s.pass_hat_k_plugin), "–"],
+        ["Bayes@N (posterior mean)", percent(bayes.value or 0.0), bayes_interval],
         ["suite score (mean aggregate)", f"{s.score:.3f}", "–"],
     ]
+    for gate in gates:
+        if gate.kind == "metric" and gate.scope == "suite" and gate.value is not None:
+            bounds = "–"
+            if gate.lower is not None and gate.upper is not None:
+                bounds = f"[{gate.lower:.3f}, {gate.upper:.3f}]"
+            label = wording.metric_gate_label(gate.spec, _escape)
+            rows.append([label, f"{gate.value:.4g}", bounds])
     return table([title, "Estimate", f"{level} interval"], rows, "lrr")
+
+
+def render_reliability(s: SuiteScore) -> str:
+    """Reference 004's reliability view of the flaky and failing stimuli (with trial order)."""
+    rows = []
+    for stimulus in worst_first(s.stimuli):
+        if stimulus.passes == stimulus.trials:
+            continue
+        summary = stimulus.reliability()
+        if summary is None:
+            continue
+        rows.append(
+            [
+                md_text(stimulus.name, 80),
+                wording.sparkline(summary.decay_curve),
+                f"{summary.decay_curve[-1]}",
+                f"{summary.graceful_degradation}",
+                f"{summary.variance_amplification}",
+            ]
+        )
+    if not rows:
+        return ""
+    shown = rows[:MAX_STIMULUS_ROWS]
+    header = [
+        "Stimulus",
+        "Decay curve (pass^k over the first k runs)",
+        "Last",
+        "Graceful degradation",
+        "Variance amplification",
+    ]
+    body = table(header, shown, "llrrr")
+    note = f"_{wording.RELIABILITY_NOTE}_"
+    return folded(
+        f"Reliability of {wording.stimuli_count(len(rows))} that did not always pass",
+        f"{note}\n\n{body}",
+        len(shown),
+    )
 
 
 def render_reading(outcome: CheckOutcome) -> str:
@@ -245,16 +298,21 @@ def render_summary(outcome: CheckOutcome) -> str:
         wording.facts_line(s, _escape, suites=len(suites), bold=_bold),
         render_gates(outcome),
         render_reading(outcome),
-        render_suite(s, "Suite metric" if len(suites) == 1 else "All suites"),
+        render_suite(s, "Suite metric" if len(suites) == 1 else "All suites", outcome.gates),
     ]
     if len(suites) == 1:
-        sections += ["### Stimuli, worst first", render_stimuli(outcome)]
+        sections += [
+            "### Stimuli, worst first",
+            render_stimuli(outcome),
+            render_reliability(s),
+        ]
     for one in suites if len(suites) > 1 else ():
         sections += [
             f"### Suite {md_text(one.name, 80)}",
             wording.facts_line(one, _escape, bold=_bold),
             render_suite(one),
             render_stimuli(outcome, one),
+            render_reliability(one),
         ]
     sections += [
         *(render_comparison(c) for c in outcome.comparisons),

@@ -127,6 +127,31 @@ def target_text(decision: GateDecision) -> str:
     return f"{sign} {spec.target:g}"
 
 
+SPARK = "▁▂▃▄▅▆▇█"
+
+RELIABILITY_NOTE = (
+    "Reference 004: the decay curve is the plug-in pass^k over the first k runs (▁ 0% … █ "
+    "100%); graceful degradation weighs each pass by its run's position (100 when every run "
+    "passed, lower when failures come late); variance amplification is the spread of the "
+    "runs, 0 when stable, 100 at half and half. Integer percents."
+)
+
+
+def sparkline(percents: Sequence[int]) -> str:
+    """Integer percents (0-100) as a row of block characters.
+
+    >>> sparkline([100, 100, 100, 31])
+    '███▃'
+    """
+    top = len(SPARK) - 1
+    return "".join(SPARK[min(top, round(p / 100 * top))] for p in percents)
+
+
+def metric_gate_label(spec: GateSpec, escape: Escape = _plain) -> str:
+    """A metric gate's name in tables: the configured ``name``, else its metric's label."""
+    return escape(spec.label) if spec.label else str(spec.resolved.label())
+
+
 def gate_name(decision: GateDecision, escape: Escape = _plain) -> str:
     """What the gate checks, in a few words, with what it decides on."""
     return spec_label(
@@ -236,7 +261,7 @@ def _claim(decision: GateDecision, escape: Escape) -> str:
     spec = decision.spec
     metric = metric_label(spec.metric, decision.k, spec.estimator)
     if spec.kind == "metric":
-        metric = escape(spec.label) if spec.label else spec.resolved.label()
+        metric = metric_gate_label(spec, escape)
     relation = "at least" if decision.direction == "min" else "at most"
     target = pct(spec.target) if spec.kind == "max_flakiness" else f"{spec.target:g}"
     suite = "the suite" if spec.suite is None else f"suite {escape(spec.suite)}"
