@@ -245,17 +245,23 @@ def _worst_name(names: Sequence[str], values: np.ndarray, direction: str) -> str
     return names[int(np.argmin(values) if direction == "min" else np.argmax(values))]
 
 
-def _interval_gate(
+def _count_gate(
     spec: GateSpec, suite: SuiteScore, k: int, level: float, advise: bool
 ) -> GateDecision:
+    """A gate on a count metric's interval (three outcomes) or on its half-width
+    (``max_ci_half_width``: pass or inconclusive), suite-wide or stimulus by stimulus."""
     n, c, names = _chosen(suite, spec)
     metric = _count_metric(spec)
-    rule = IntervalRule(
-        metric, k, spec.target, spec.direction, level, suite.interval_method, spec.scope
-    )
+    precision = spec.kind == "max_ci_half_width"
+    rule: IntervalRule | PrecisionRule
+    if precision:
+        rule = PrecisionRule(metric, k, spec.target, level, suite.interval_method, spec.scope)
+    else:
+        rule = IntervalRule(
+            metric, k, spec.target, spec.direction, level, suite.interval_method, spec.scope
+        )
     result = rule.evaluate(n, c)
     outcome = outcome_name(result.outcome[0])
-    advice = Advice()
     failing: tuple[str, ...] = ()
     undecided: tuple[str, ...] = ()
     subject = _subject(suite, spec)
@@ -264,10 +270,14 @@ def _interval_gate(
         codes = result.stimuli[0]
         failing = tuple(x for x, code in zip(names, codes, strict=True) if code == FAIL)
         undecided = tuple(x for x, code in zip(names, codes, strict=True) if code == INCONCLUSIVE)
-        estimates = stimulus_estimates(metric, n, c, k)
-        subject = _worst_name(names, estimates, spec.direction)
         lo, hi = stimulus_bounds(metric, n, c, k, level, suite.interval_method)
-        outside = int(np.count_nonzero((estimates < lo) | (estimates > hi)))
+        if precision:
+            subject = _worst_name(names, hi - lo, "max")
+        else:
+            estimates = stimulus_estimates(metric, n, c, k)
+            subject = _worst_name(names, estimates, spec.direction)
+            outside = int(np.count_nonzero((estimates < lo) | (estimates > hi)))
+    advice = Advice()
     if outcome == "inconclusive" and advise:
         per: tuple[tuple[str, int | None], ...] = ()
         if result.stimuli is not None:
@@ -277,7 +287,7 @@ def _interval_gate(
     return GateDecision(
         spec=spec,
         outcome=outcome,
-        basis="interval",
+        basis="precision" if precision else "interval",
         value=float(result.value[0]),
         lower=float(result.lower[0]),
         upper=float(result.upper[0]),
@@ -289,40 +299,6 @@ def _interval_gate(
         undecided=undecided,
         advice=advice,
         outside=outside,
-    )
-
-
-def _precision_gate(
-    spec: GateSpec, suite: SuiteScore, k: int, level: float, advise: bool
-) -> GateDecision:
-    n, c, names = _chosen(suite, spec)
-    metric = _count_metric(spec)
-    rule = PrecisionRule(metric, k, spec.target, level, suite.interval_method, spec.scope)
-    result = rule.evaluate(n, c)
-    outcome = outcome_name(result.outcome[0])
-    undecided: tuple[str, ...] = ()
-    subject = _subject(suite, spec)
-    if result.stimuli is not None:
-        codes = result.stimuli[0]
-        undecided = tuple(x for x, code in zip(names, codes, strict=True) if code == INCONCLUSIVE)
-        lo, hi = stimulus_bounds(metric, n, c, k, level, suite.interval_method)
-        subject = _worst_name(names, hi - lo, "max")
-    advice = Advice()
-    if outcome == "inconclusive" and advise:
-        advice = Advice(more_trials=more_trials(rule, n, c))
-    return GateDecision(
-        spec=spec,
-        outcome=outcome,
-        basis="precision",
-        value=float(result.value[0]),
-        lower=float(result.lower[0]),
-        upper=float(result.upper[0]),
-        confidence=level,
-        k=k if metric != "pass_rate" else None,
-        method=_interval_label(suite.interval_method, spec, n, k),
-        subject=subject,
-        undecided=undecided,
-        advice=advice,
     )
 
 
@@ -449,10 +425,8 @@ def decide_gate(
     on_interval = spec.bound != "estimate" and spec.metric in INTERVAL_METRICS
     if sequential and (on_interval or spec.kind == "max_ci_half_width"):
         return _sequential_gate(spec, suite, k, level, advise)
-    if spec.kind == "max_ci_half_width":
-        return _precision_gate(spec, suite, k, level, advise)
-    if on_interval:
-        return _interval_gate(spec, suite, k, level, advise)
+    if on_interval or spec.kind == "max_ci_half_width":
+        return _count_gate(spec, suite, k, level, advise)
     if spec.tag is not None or spec.suite is not None:
         _chosen(suite, spec)
     return _point_gate(spec, suite, k)
