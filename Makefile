@@ -62,10 +62,11 @@ bench-sequential: $(VENV)/.run-installed
 bench-terminal: $(VENV)/.test-installed
 	$(BIN)/python bench/terminal.py
 
-# Exact coverage of every interval method (the table in docs/metrics.md), the n where the
-# default dips below 92%, its speed; then the suite interval's simulated coverage grid.
+# Exact coverage of every interval method (the table in docs/metrics.md), the default's
+# coverage-floor weights and its check at n = 3..1000, speed; then the suite interval's
+# simulated coverage grid.
 bench-coverage: $(VENV)/.test-installed
-	$(BIN)/python bench/coverage.py --all-n --speed
+	$(BIN)/python bench/coverage.py --floor --all-n --speed
 	$(BIN)/python bench/suite_coverage.py --method mid-p --method wilson
 
 clean:

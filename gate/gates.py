@@ -47,6 +47,7 @@ from gate.metrics.decision import (
     stimulus_estimates,
     stimulus_more_trials,
 )
+from gate.metrics.intervals import method_label
 from gate.scoring import Metric, SuiteScore, metric_values
 
 Outcome = Literal["pass", "fail", "inconclusive"]
@@ -234,7 +235,7 @@ def _interval_label(method: str, spec: GateSpec, n: np.ndarray, k: int) -> str:
     if spec.scope == "suite":
         n_eff = n.size * int(np.min(n)) / (1 if spec.metric == "pass_rate" else k)
         return f"{method} at the suite estimate, n_eff = M·min(nᵢ)/k = {n_eff:.4g}"
-    return f"{method}{_MAPPED[spec.metric]}"
+    return f"{method_label(method)}{_MAPPED[spec.metric]}"
 
 
 def _count_metric(spec: GateSpec) -> Literal["pass_rate", "pass_at_k", "pass_hat_k"]:

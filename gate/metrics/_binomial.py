@@ -1,5 +1,10 @@
 """Binomial tail probabilities for real-valued counts, and the mid-p bounds that invert them.
 
+The tails give the observed count a weight w on its point mass,
+``P(X > c) + w·P(X = c) = P(X >= c) - (1-w)·P(X = c)``: w = 1/2 is mid-p, w = 1 the
+exact (Clopper-Pearson) tail, and the default method raises w above 1/2 at a few n
+to keep a coverage floor (``gate.metrics.intervals.MID_P_FLOOR_WEIGHTS``).
+
 Inputs are trusted (checked upstream). ``c`` and ``n`` may be real (0 <= c <= n,
 n > 0): the suite interval evaluates the one-rate method at c = estimate·n_eff
 with a fractional n_eff. The tails are written with the regularized incomplete
@@ -32,17 +37,20 @@ def point_probability(c: FloatArray, n: FloatArray, p: FloatArray) -> FloatArray
     return result
 
 
-def upper_tail(c: FloatArray, n: FloatArray, p: FloatArray, *, mid: bool) -> FloatArray:
-    """``P(X >= c)``, minus ``P(X = c)/2`` when ``mid``, for X ~ Bin(n, p); arrays broadcast.
+def upper_tail(
+    c: FloatArray, n: FloatArray, p: FloatArray, *, weight: float | FloatArray
+) -> FloatArray:
+    """``P(X > c) + weight·P(X = c)`` for X ~ Bin(n, p); arrays (and ``weight``) broadcast.
 
-    ``P(X >= 0) = 1``; for c > 0 it is ``I_p(c, n-c+1)``, computed directly (not as
-    one minus the other tail), so a small tail keeps its relative precision.
+    ``weight`` = 1 gives ``P(X >= c)``, 1/2 the mid-p tail. ``P(X >= 0) = 1``; for
+    c > 0 it is ``I_p(c, n-c+1)``, computed directly (not as one minus the other tail),
+    so a small tail keeps its relative precision.
     """
-    return tail_and_point(c, n, p, mid=mid)[0]
+    return tail_and_point(c, n, p, weight=weight)[0]
 
 
 def tail_and_point(
-    c: FloatArray, n: FloatArray, p: FloatArray, *, mid: bool
+    c: FloatArray, n: FloatArray, p: FloatArray, *, weight: float | FloatArray
 ) -> tuple[FloatArray, FloatArray]:
     """:func:`upper_tail` and ``P(X = c)`` from one incomplete beta evaluation.
 
@@ -58,32 +66,34 @@ def tail_and_point(
     log_point = np.where(positive, log_front - np.log(a) - np.log1p(-x), n * np.log1p(-x))
     at_ends = np.where(p <= 0.0, c == 0.0, c == n).astype(np.float64)
     point = np.where(interior, np.exp(log_point), at_ends)
-    tail = np.where(positive, tail, 1.0)
-    if mid:
-        tail = tail - 0.5 * point
+    tail = np.where(positive, tail, 1.0) - (1.0 - np.asarray(weight)) * point
     return np.asarray(tail, dtype=np.float64), np.asarray(point, dtype=np.float64)
 
 
-def mid_p_lower_bound(c: FloatArray, n: FloatArray, tail: float) -> FloatArray:
-    """The p at which ``P(X >= c) - P(X = c)/2 = tail`` (0 at c = 0), for 1-D c and n.
+def weighted_lower_bound(
+    c: FloatArray, n: FloatArray, tail: float, weight: FloatArray
+) -> FloatArray:
+    """The p at which ``P(X > c) + weight·P(X = c) = tail`` (0 at c = 0), for 1-D c, n, weight.
 
-    The mid-p tail T(p) rises from 0 at p = 0 to 1/2 at p = 1 or more, so the root is
-    unique for tail < 1/2. Newton's method on ``log T = log tail`` in ``log p``,
-    started at the Wilson bound: near 0, T grows like p^c, so log T is nearly linear in
-    log p, and a fractional c (the suite interval's c = estimate·n_eff) converges as fast
-    as a whole one (4-6 steps). A step that leaves the bracket known so far is replaced
-    by bisection. ``T'(p) = P(X = c)·[c/(2p) + (n-c)/(2(1-p))]``.
+    With 1/2 <= weight <= 1 the tail T(p) rises from 0 at p = 0 to at least 1/2 at
+    p = 1, so the root is unique for tail < 1/2. Newton's method on
+    ``log T = log tail`` in ``log p``, started at the Wilson bound: near 0, T grows like
+    p^c, so log T is nearly linear in log p, and a fractional c (the suite interval's
+    c = estimate·n_eff) converges as fast as a whole one (4-6 steps). A step that leaves
+    the bracket known so far is replaced by bisection.
+    ``T'(p) = P(X = c)·[w·c/p + (1-w)·(n-c)/(1-p)]``.
     """
     bound = np.zeros(c.shape, dtype=np.float64)
     todo = np.flatnonzero(c > 0.0)
     if todo.size == 0:
         return bound
     # A count far below 1 puts the root below the smallest double (T(p) ~ p^c): it is 0.
-    underflow = upper_tail(c[todo], n[todo], np.full(todo.size, _SMALLEST), mid=True) >= tail
+    smallest = np.full(todo.size, _SMALLEST)
+    underflow = upper_tail(c[todo], n[todo], smallest, weight=weight[todo]) >= tail
     todo = todo[~underflow]
     if todo.size == 0:
         return bound
-    cc, nn = c[todo], n[todo]
+    cc, nn, ww = c[todo], n[todo], weight[todo]
     z = -normal_quantile(tail)
     phat = cc / nn
     z2 = z * z
@@ -95,10 +105,10 @@ def mid_p_lower_bound(c: FloatArray, n: FloatArray, tail: float) -> FloatArray:
     log_tail = np.log(tail)
     active = np.arange(x.size)
     for _ in range(_MAX_STEPS):
-        xa, ca, na = x[active], cc[active], nn[active]
-        value, point = tail_and_point(ca, na, xa, mid=True)
+        xa, ca, na, wa = x[active], cc[active], nn[active], ww[active]
+        value, point = tail_and_point(ca, na, xa, weight=wa)
         with np.errstate(divide="ignore", invalid="ignore"):  # at p = 1: NaN, then bisection
-            slope = point * (0.5 * ca / xa + 0.5 * (na - ca) / (1.0 - xa))
+            slope = point * (wa * ca / xa + (1.0 - wa) * (na - ca) / (1.0 - xa))
         above = value > tail
         high[active] = np.where(above, xa, high[active])
         low[active] = np.where(above, low[active], xa)

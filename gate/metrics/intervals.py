@@ -1,10 +1,13 @@
 """Confidence intervals for one pass rate, for pass@k / pass^k, and for suite means;
 the one-sided p-values the rate intervals invert, and their exact coverage.
 
-Default method: mid-p Clopper-Pearson. Its exact coverage at 95% over p in
-[0.05, 0.95] has mean 98.5% / 97.7% / 96.6% / 95.9% / 95.3% at n = 3 / 5 / 10 /
-20 / 50 and minimum 95.0% / 93.1% / 92.7% / 92.9% / 92.5% (91.2-91.9% at n = 6,
-12, 13, 14), where Wilson's minimum falls to 82.8% (n = 3) and 89% (n = 5-10): see
+Default method: mid-p Clopper-Pearson with a coverage floor. Its exact coverage at
+95% over p in [0.05, 0.95] has mean 98.5% / 97.7% / 96.6% / 95.9% / 95.3% at n = 3 /
+5 / 10 / 20 / 50 and minimum 95.0% / 93.1% / 92.7% / 92.9% / 92.5%, where Wilson's
+minimum falls to 82.8% (n = 3) and 89% (n = 5-10). Plain mid-p dips below 92% at
+n = 6, 12, 13 and 14 (91.2% / 91.9% / 91.6% / 91.3%); there the weight on P(X = c) in
+its tails is raised from 1/2 (:data:`MID_P_FLOOR_WEIGHTS`), which lifts the minimum to
+95.0% / 93.2% / 92.7% / 92.1% with the mean at most 97.7%: see
 :func:`interval_coverage`, ``bench/coverage.py`` and the table in ``docs/metrics.md``.
 """
 
@@ -14,7 +17,7 @@ from typing import Any, Literal, NamedTuple, get_args
 
 import numpy as np
 
-from gate.metrics._binomial import mid_p_lower_bound, point_probability, upper_tail
+from gate.metrics._binomial import point_probability, upper_tail, weighted_lower_bound
 from gate.metrics._kernels import (
     FloatArray,
     IntArray,
@@ -60,6 +63,22 @@ SUITE_METRICS: tuple[str, ...] = get_args(SuiteMetric)
 ALTERNATIVES: tuple[str, ...] = get_args(Alternative)
 #: The product default (config, CLI, action, library): see the module docstring.
 DEFAULT_METHOD: IntervalMethod = "mid-p"
+#: Mid-p with a coverage floor: the weight w on P(X = c) in the tails
+#: ``P(X > c) + w·P(X = c)`` (1/2 is mid-p, 1 Clopper-Pearson) at the whole n where
+#: mid-p's exact 95% coverage falls below 92% somewhere in p = 0.05..0.95; 1/2 at every
+#: other n. Each w is the smallest multiple of 0.001 whose exact coverage infimum
+#: (taken at the interval ends, not on a grid) is >= 0.92, found by
+#: ``bench/coverage.py --floor``, which scans n = 3..1000 (3..3000 with ``--max-n``):
+#: no other n falls below.
+#: Coverage rises with w, so the floor costs the least width that keeps it. The same
+#: w is used at every confidence level (so the p-value is one function of c, n, p0
+#: and the interval its inverse at every level); real-valued n (the suite interval
+#: at n_eff) keeps w = 1/2.
+MID_P_FLOOR_WEIGHTS: dict[int, float] = {6: 0.549, 12: 0.573, 13: 0.543, 14: 0.519}
+#: The minimum exact coverage the weights keep at 95% (issue 11), over p in 0.05..0.95.
+MID_P_COVERAGE_FLOOR = 0.92
+#: How reports name the default per-stimulus method (the config name stays "mid-p").
+MID_P_LABEL = "mid-p with a coverage floor"
 
 
 class Interval(NamedTuple):
@@ -108,7 +127,14 @@ def _as_result(values: FloatArray) -> float | FloatArray:
     return float(values) if values.ndim == 0 else values
 
 
-def _method_label(method: str, alpha0: float, beta0: float) -> str:
+def method_label(method: str, alpha0: float = 1.0, beta0: float = 1.0) -> str:
+    """How a rate interval of ``method`` (a configuration name) is labelled in results.
+
+    >>> method_label("mid-p"), method_label("wald"), method_label("beta", 2, 1)
+    ('mid-p with a coverage floor', 'wald (planning only)', 'beta posterior (Beta(2, 1) prior)')
+    """
+    if method == "mid-p":
+        return MID_P_LABEL
     if method == "wald":
         return "wald (planning only)"
     if method == "beta":
@@ -119,17 +145,26 @@ def _method_label(method: str, alpha0: float, beta0: float) -> str:
 
 
 def _rate_bounds(
-    c: FloatArray, n: FloatArray, confidence: float, method: str, alpha0: float, beta0: float
+    c: FloatArray,
+    n: FloatArray,
+    confidence: float,
+    method: str,
+    alpha0: float,
+    beta0: float,
+    *,
+    coverage_floor: bool = True,
 ) -> tuple[FloatArray, FloatArray]:
     """Bounds of the two-sided ``method`` interval; ``c``, ``n`` broadcast (any shape).
 
     ``c`` and ``n`` may be real (the suite interval's c = estimate·n_eff); the result
-    has their broadcast shape for every method. Inputs are trusted.
+    has their broadcast shape for every method. Inputs are trusted. ``coverage_floor``
+    (mid-p only): use :data:`MID_P_FLOOR_WEIGHTS` at the n it lists; the suite interval
+    turns it off, as its n_eff is a real number.
     """
     c, n = np.broadcast_arrays(np.asarray(c, dtype=np.float64), np.asarray(n, dtype=np.float64))
     tail = 0.5 * (1.0 - confidence)
     if method == "mid-p":
-        return _mid_p_bounds(c, n, tail)
+        return _mid_p_bounds(c, n, tail, coverage_floor)
     if method in ("wilson", "wald"):
         z = normal_quantile(1.0 - tail)
         p = c / n
@@ -158,17 +193,34 @@ def _rate_bounds(
     return betaincinv(a, b, tail), betaincinv(a, b, 1.0 - tail)
 
 
-def _mid_p_bounds(c: FloatArray, n: FloatArray, tail: float) -> tuple[FloatArray, FloatArray]:
+def mid_p_weight(n: FloatArray) -> FloatArray:
+    """The weight on ``P(X = c)`` of the default method at each n (:data:`MID_P_FLOOR_WEIGHTS`).
+
+    >>> mid_p_weight(np.array([5.0, 6.0])).tolist()
+    [0.5, 0.549]
+    """
+    weight = np.full(np.shape(n), 0.5)
+    for trials, raised in MID_P_FLOOR_WEIGHTS.items():
+        weight[n == trials] = raised
+    return weight
+
+
+def _mid_p_bounds(
+    c: FloatArray, n: FloatArray, tail: float, coverage_floor: bool
+) -> tuple[FloatArray, FloatArray]:
     """Mid-p bounds, solved once per distinct (c, n): a suite repeats a handful of pairs.
 
-    The upper bound is the lower bound of the failures: U(c, n) = 1 - L(n - c, n).
+    The upper bound is the lower bound of the failures: U(c, n) = 1 - L(n - c, n), with
+    the same weight (it depends on n only).
     """
     keys, inverse = np.unique(c.ravel() + 1j * n.ravel(), return_inverse=True)
     distinct_c, distinct_n = keys.real, keys.imag
-    lower = mid_p_lower_bound(
+    weight = mid_p_weight(distinct_n) if coverage_floor else np.full(keys.size, 0.5)
+    lower = weighted_lower_bound(
         np.concatenate([distinct_c, distinct_n - distinct_c]),
         np.concatenate([distinct_n, distinct_n]),
         tail,
+        np.concatenate([weight, weight]),
     )
     lo = lower[: keys.size][inverse].reshape(c.shape)
     hi = (1.0 - lower[keys.size :])[inverse].reshape(c.shape)
@@ -189,14 +241,17 @@ def rate_interval(
     Methods (Brown, Cai & DasGupta 2001; statistics.md §1), a = 1 - confidence,
     z = Phi^{-1}(1 - a/2), X ~ Bin(n, p):
 
-    - ``"mid-p"`` (default): mid-p Clopper-Pearson (Lancaster 1961; Agresti &
-      Gottard 2007). The lower bound L solves
-      ``[P(X >= c | L) + P(X >= c+1 | L)]/2 = a/2`` (L = 0 at c = 0), the upper U
-      ``[P(X <= c | U) + P(X <= c-1 | U)]/2 = a/2`` (U = 1 at c = n): the exact
-      test with half the probability of the observed count. Exact coverage at 95%
-      over p in [0.05, 0.95]: mean 95.3-98.5%, minimum 92.5-95% at n = 3, 5, 10,
-      20, 50 (91.2-91.9% at n = 6, 12-14; ``docs/metrics.md``), where Wilson's falls
-      to 83% at n = 3.
+    - ``"mid-p"`` (default; labelled ``"mid-p with a coverage floor"``): mid-p
+      Clopper-Pearson (Lancaster 1961; Agresti & Gottard 2007). The lower bound L
+      solves ``P(X > c | L) + w·P(X = c | L) = a/2`` (L = 0 at c = 0), the upper U
+      ``P(X < c | U) + w·P(X = c | U) = a/2`` (U = 1 at c = n), with w = 1/2: the
+      exact test with half the probability of the observed count. At n = 6, 12, 13
+      and 14, where that lets the exact 95% coverage fall to 91.2-91.9% somewhere in
+      p = 0.05-0.95, w is raised to 0.549, 0.573, 0.543 and 0.519
+      (:data:`MID_P_FLOOR_WEIGHTS`: the least that keeps it >= 92%; w = 1 would be
+      Clopper-Pearson). Exact coverage at 95% over p in [0.05, 0.95]: minimum >= 92%
+      at every n from 5 to 1000 (92.5-95% at n = 3, 5, 10, 20, 50), mean 95.3-98.5%
+      (``docs/metrics.md``), where Wilson's falls to 83% at n = 3.
     - ``"wilson"``: centre ``(p̂ + z²/2n)/(1 + z²/n)``, half-width
       ``z·sqrt(p̂(1-p̂)/n + z²/4n²)/(1 + z²/n)``.
     - ``"jeffreys"``: quantiles a/2, 1-a/2 of Beta(c+½, n-c+½); lower = 0 at
@@ -215,7 +270,7 @@ def rate_interval(
 
     >>> iv = rate_interval(4, 5)
     >>> round(iv.lo, 4), round(iv.hi, 4), iv.method
-    (0.3344, 0.99, 'mid-p')
+    (0.3344, 0.99, 'mid-p with a coverage floor')
     >>> iv = rate_interval(4, 5, method="wilson")
     >>> round(iv.lo, 4), round(iv.hi, 4)
     (0.3755, 0.9638)
@@ -234,7 +289,7 @@ def rate_interval(
     return Interval(
         _as_result(np.asarray(lo, dtype=np.float64)),
         _as_result(np.asarray(hi, dtype=np.float64)),
-        _method_label(method_name, prior_a, prior_b),
+        method_label(method_name, prior_a, prior_b),
         level,
     )
 
@@ -258,7 +313,7 @@ def pass_at_k_interval(
 
     >>> iv = pass_at_k_interval(4, 5, 2)
     >>> round(iv.lo, 4), round(iv.hi, 4), iv.method
-    (0.557, 0.9999, 'mid-p, mapped through 1-(1-p)^k')
+    (0.557, 0.9999, 'mid-p with a coverage floor, mapped through 1-(1-p)^k')
     """
     k_int = check_int(k, "k", minimum=1)
     rate = rate_interval(c, n, confidence, method, alpha0=alpha0, beta0=beta0)
@@ -287,7 +342,7 @@ def pass_hat_k_interval(
 
     >>> iv = pass_hat_k_interval(4, 5, 5)
     >>> round(iv.lo, 4), round(iv.hi, 4), iv.method
-    (0.0042, 0.951, 'mid-p, mapped through p^k')
+    (0.0042, 0.951, 'mid-p with a coverage floor, mapped through p^k')
     """
     k_int = check_int(k, "k", minimum=1)
     rate = rate_interval(c, n, confidence, method, alpha0=alpha0, beta0=beta0)
@@ -390,7 +445,9 @@ def suite_interval(
     conservative when stimuli differ (c and n_eff may be fractional: every method
     is defined for real c, n). With k = 1 and equal n this is the pooled M·n trials.
     Seeded simulations of the default (mid-p) hold ≥ 90% coverage of the suite value
-    on every profile of ``bench/suite_coverage.py``.
+    on every profile of ``bench/suite_coverage.py``. The suite interval is plain mid-p
+    (w = 1/2) at every n_eff, a real number: the per-stimulus coverage floor
+    (:data:`MID_P_FLOOR_WEIGHTS`) is for whole trial counts.
 
     The interval always contains an estimate of exactly 0 or 1: ``lo = 0`` when the
     estimate is 0 and ``hi = 1`` when it is 1. Every method but ``"beta"`` does so by
@@ -428,7 +485,9 @@ def suite_bounds(
     """
     estimate = np.asarray(estimate, dtype=np.float64)
     size = np.asarray(n_eff, dtype=np.float64)
-    lo, hi = _rate_bounds(estimate * size, size, confidence, method, 1.0, 1.0)
+    lo, hi = _rate_bounds(
+        estimate * size, size, confidence, method, 1.0, 1.0, coverage_floor=False
+    )
     return np.where(estimate == 0.0, 0.0, lo), np.where(estimate == 1.0, 1.0, hi)
 
 
@@ -436,8 +495,10 @@ def _rate_p_value_greater(
     c: FloatArray, n: FloatArray, p0: FloatArray, method: str, alpha0: float, beta0: float
 ) -> FloatArray:
     """One-sided p-value against H0: p <= p0 (evidence that p > p0); arrays broadcast."""
-    if method in ("mid-p", "clopper-pearson"):
-        return upper_tail(c, n, p0, mid=method == "mid-p")
+    if method == "mid-p":
+        return upper_tail(c, n, p0, weight=mid_p_weight(n))
+    if method == "clopper-pearson":
+        return upper_tail(c, n, p0, weight=1.0)
     if method in ("wilson", "wald"):
         observed = c / n
         spread = p0 * (1.0 - p0) if method == "wilson" else observed * (1.0 - observed)
@@ -497,8 +558,9 @@ def rate_p_value(
     decides on the interval and one that decides on these p-values (e.g. with Holm's
     step-down) agree at a single stimulus. With X ~ Bin(n, p0):
 
-    - ``"mid-p"``: ``P(X <= c) - P(X = c)/2`` (less), ``P(X >= c) - P(X = c)/2``
-      (greater): the exact tail with half the probability of the observed count.
+    - ``"mid-p"``: ``P(X < c) + w·P(X = c)`` (less), ``P(X > c) + w·P(X = c)``
+      (greater): the exact tail with a weight w = 1/2 on the probability of the
+      observed count, raised at n = 6, 12, 13 and 14 as in :func:`rate_interval`.
     - ``"clopper-pearson"``: ``P(X <= c)`` and ``P(X >= c)``, the exact binomial test.
     - ``"wilson"``: the score test, ``Phi(±(p̂ - p0)/sqrt(p0(1-p0)/n))``.
     - ``"wald"``: ``Phi(±(p̂ - p0)/sqrt(p̂(1-p̂)/n))`` (planning only, like its interval).

@@ -153,7 +153,9 @@ def build_report(outcome: CheckOutcome) -> dict[str, Any]:
         "gates": [_gate(g, comparisons) for g in outcome.gates],
         "methods": {
             "confidence": s.confidence,
-            "stimulus_interval": s.interval_method,
+            "stimulus_interval": wording.stimulus_interval_text(
+                s.interval_method, (x.trials for x in s.stimuli)
+            ),
             "suite_interval": s.pass_rate_interval.method,
             "pass_at_k_estimator": PASS_AT_K_ESTIMATOR,
             "pass_hat_k_estimator": PASS_HAT_K_ESTIMATOR,

@@ -10,11 +10,12 @@ for Markdown, the identity for JSON and annotations (whose sinks escape).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from gate.config import GateSpec
 from gate.gates import COMPLETED_TRIALS, GateDecision
+from gate.metrics.intervals import MID_P_COVERAGE_FLOOR, MID_P_FLOOR_WEIGHTS, method_label
 from gate.metrics.paired import T_MIN_STIMULI, PairedTest, min_sign_flip_stimuli
 from gate.scoring import HIGH, PASS_AT_K_ESTIMATOR, PASS_HAT_K_ESTIMATOR
 
@@ -93,6 +94,33 @@ def stimuli_count(count: int) -> str:
 def some(ids: Sequence[str], escape: Escape = _plain, limit: int = 5) -> str:
     shown = ", ".join(escape(x) for x in ids[:limit])
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def stimulus_interval_text(method: str, trials: Iterable[int]) -> str:
+    """The per-stimulus interval method as reports name it; for mid-p, the raised weights
+    at the stimuli's trial counts (``MID_P_FLOOR_WEIGHTS``), if any of them has one.
+
+    >>> stimulus_interval_text("mid-p", [5, 10])
+    'mid-p with a coverage floor'
+    >>> stimulus_interval_text("mid-p", [12, 5, 6, 6])   # doctest: +NORMALIZE_WHITESPACE
+    'mid-p with a coverage floor (its tails weigh P(X = c) by 0.549 at n = 6 and 0.573 at
+    n = 12 instead of ½, which keeps the exact coverage of a 95% interval ≥ 92%)'
+    """
+    label = method_label(method)
+    if method != "mid-p":
+        return label
+    raised = [
+        f"{MID_P_FLOOR_WEIGHTS[n]:g} at n = {n}"
+        for n in sorted(set(trials))
+        if n in MID_P_FLOOR_WEIGHTS
+    ]
+    if not raised:
+        return label
+    listed = ", ".join(raised[:-1]) + " and " + raised[-1] if len(raised) > 1 else raised[0]
+    return (
+        f"{label} (its tails weigh P(X = c) by {listed} instead of ½, which keeps the exact "
+        f"coverage of a 95% interval ≥ {pct(MID_P_COVERAGE_FLOOR)})"
+    )
 
 
 # --------------------------------------------------------------------------- gates
@@ -715,6 +743,7 @@ METHODS_TITLE = "How these numbers are computed"
 def methods_notes(suite: SuiteScore) -> list[str]:
     """What the intervals, estimators and counts are, one paragraph each (no user data)."""
     method = suite.interval_method
+    stimulus_method = stimulus_interval_text(method, (x.trials for x in suite.stimuli))
     level = pct(suite.confidence)
     rate_n = suite.pass_rate_interval.method.rsplit("= ", 1)[-1]
     k_n = suite.pass_hat_k_interval.method.rsplit("= ", 1)[-1]
@@ -724,8 +753,8 @@ def methods_notes(suite: SuiteScore) -> list[str]:
         else "Errored trials are left out of n"
     )
     return [
-        f"All intervals are {level} intervals. Each stimulus's pass-rate interval is the "
-        f"{method} interval; its ends are mapped through 1-(1-p)^k for pass@k and p^k for "
+        f"All intervals are {level} intervals. Each stimulus's pass-rate interval: "
+        f"{stimulus_method}; its ends are mapped through 1-(1-p)^k for pass@k and p^k for "
         "pass^k. These are intervals for "
         "the underlying rates, so they need not contain the unbiased estimates beside them "
         "(pass^k is 0 whenever c < k), and a gate on a stimulus's lower bound also needs the "

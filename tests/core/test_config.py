@@ -218,4 +218,4 @@ def test_interval_methods_and_default_agree_everywhere(tmp_path: Path) -> None:
     assert load_config(write(tmp_path, "version: 1\n")).interval == "mid-p"
     assert GateConfig().interval == "mid-p"
     assert inspect.signature(score_table).parameters["interval"].default == "mid-p"
-    assert metrics.rate_interval(1, 2).method == "mid-p"
+    assert metrics.rate_interval(1, 2).method == "mid-p with a coverage floor"

@@ -198,6 +198,8 @@ def test_only_undecided_stimuli_carry_more_trials(write_jsonl, tmp_path) -> None
     assert isinstance(more["close"], int) and more["close"] > 50
     (gate,) = report["gates"]
     assert gate["undecided"] == ["close"] and gate["decision"] == "inconclusive"
+
+
 @pytest.mark.parametrize(
     ("name", "label"),
     [
@@ -255,3 +257,33 @@ def test_counts_are_in_words_that_agree(write_jsonl) -> None:
     assert wording.more_stimuli_note(1) == (
         "… and 1 more stimulus, not shown here: the JSON report lists all."
     )
+
+
+def test_reports_name_the_raised_mid_p_weight_where_it_is_used(write_jsonl) -> None:
+    """A stimulus with 6 trials gets mid-p with the weight 0.549 on P(X = c) (the
+    coverage floor); the reports say so, and its bounds solve the weighted tails."""
+    from scipy import optimize, stats
+
+    records = trials_of("six", "PPPFFF") + trials_of("five", "PPPPF")
+    outcome = run_check(request_from_options([str(write_jsonl(records))], config=None))
+    note = "0.549 at n = 6 instead of ½, which keeps the exact coverage of a 95% interval ≥ 92%"
+    assert f"interval: mid-p with a coverage floor (its tails weigh P(X = c) by {note});" in (
+        render_summary(outcome)
+    )
+    report = build_report(outcome)
+    assert validator("report").is_valid(report)
+    assert report["methods"]["stimulus_interval"].endswith(f"{note})")
+    interval = next(s for s in report["stimuli"] if s["name"] == "six")["pass_rate_interval"]
+    assert interval["method"] == "mid-p with a coverage floor"
+
+    def lower(p: float) -> float:  # P(X > 3) + 0.549·P(X = 3) = 0.025, X ~ Bin(6, p)
+        return stats.binom.sf(3, 6, p) + 0.549 * stats.binom.pmf(3, 6, p) - 0.025
+
+    expected_lo = optimize.brentq(lower, 1e-9, 1 - 1e-9, xtol=1e-15)
+    assert abs(interval["lo"] - expected_lo) < 1e-9
+    assert abs(interval["hi"] - (1 - expected_lo)) < 1e-9  # 3 of 6: symmetric
+    # Five trials keep plain mid-p, and a report without n = 6, 12, 13 or 14 says nothing more.
+    only_five = run_check(
+        request_from_options([str(write_jsonl(trials_of("five", "PPPPF")))], config=None)
+    )
+    assert build_report(only_five)["methods"]["stimulus_interval"] == "mid-p with a coverage floor"

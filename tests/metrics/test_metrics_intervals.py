@@ -26,19 +26,19 @@ def exact_coverage(method: str, n: int, rates: np.ndarray) -> np.ndarray:
     return coverage
 
 
-@pytest.mark.parametrize("n", [3, 5, 10, 20])
+@pytest.mark.parametrize("n", [3, 5, 6, 10, 14, 20])
 def test_default_method_simulated_coverage_is_honest(n: int) -> None:
     """Seeded simulation (the issue's check; the exact sum is its noiseless twin):
     draw c ~ Binomial(n, p) 4,000 times for each p of a grid and count how often the
-    default (mid-p) interval holds p. Every p: at least 92% (within noise), and the
-    simulation agrees with the exact coverage to within its noise. The full
-    requirement is tested exactly in test_metrics_mid_p.py."""
+    default interval (mid-p; at n = 6 and 14 with its raised weight) holds p. Every p:
+    at least 92% (within noise), and the simulation agrees with the exact coverage to
+    within its noise. The full requirement is tested exactly in test_metrics_mid_p.py."""
     rng = np.random.default_rng(20251123 + n)
     rates = np.linspace(0.05, 0.95, 19)
     draws = 4000
     c = rng.binomial(n, rates[:, None], size=(rates.size, draws))
     interval = metrics.rate_interval(c.ravel(), np.full(c.size, n))
-    assert interval.method == "mid-p"
+    assert interval.method == "mid-p with a coverage floor"
     lo = np.asarray(interval.lo).reshape(c.shape)
     hi = np.asarray(interval.hi).reshape(c.shape)
     covered = (lo <= rates[:, None]) & (rates[:, None] <= hi)
@@ -118,8 +118,8 @@ def test_mapped_intervals() -> None:
     assert at.hi == pytest.approx(1 - (1 - rate.hi) ** 3)
     assert hat.lo == pytest.approx(rate.lo**3)
     assert hat.hi == pytest.approx(rate.hi**3)
-    assert at.method == "mid-p, mapped through 1-(1-p)^k"
-    assert hat.method == "mid-p, mapped through p^k"
+    assert at.method == "mid-p with a coverage floor, mapped through 1-(1-p)^k"
+    assert hat.method == "mid-p with a coverage floor, mapped through p^k"
     assert metrics.pass_at_k_interval(5, 5, 3).hi == 1.0
 
 
