@@ -132,6 +132,14 @@ XML_TEXT_CHARS = Limit(
     "is read and dropped)",
     None,
 )
+TRIAL_MESSAGE_CHARS = Limit(
+    "trial message",
+    1000,
+    "characters",
+    "why one trial failed or errored, as kept from any format (a failure message, a grader's "
+    "reason, an error); longer text is cut, marked with an ellipsis",
+    None,
+)
 CONFIG_BYTES = Limit("configuration size", 1 * MIB, "bytes", "the YAML configuration file", None)
 CONFIG_DEPTH = Limit(
     "configuration nesting", 32, "levels", "mappings and lists inside each other in YAML", None
@@ -190,6 +198,7 @@ ALL: tuple[Limit, ...] = (
     XML_DEPTH,
     XML_ATTRIBUTE_CHARS,
     XML_TEXT_CHARS,
+    TRIAL_MESSAGE_CHARS,
     CONFIG_BYTES,
     CONFIG_DEPTH,
     CONFIG_NODES,

@@ -15,6 +15,7 @@ import warnings
 from collections import Counter
 from typing import Any
 
+from gate import limits
 from gate.errors import InputError, Provenance
 
 _TRUE = frozenset({"true", "1", "yes", "y", "t", "pass", "passed", "ok", "success"})
@@ -130,6 +131,8 @@ def json_number(value: Any, where: Provenance, field: str) -> float:
         number = float(value)
     except OverflowError:  # an integer literal past the float range: as infinite as 1e400
         number = math.inf
+    if math.isfinite(number):  # nearly always: the error's text is built only when needed
+        return number
     return _finite(number, where, field, found=json_found(value))
 
 
@@ -162,6 +165,20 @@ def json_index(value: Any, where: Provenance, field: str = "trial") -> int:
             found=json_found(value),
         )
     return int(number)
+
+
+def message_text(value: Any) -> str | None:
+    """Why a trial failed or errored, as kept: the text (a non-string is shown as JSON) without
+    surrounding blanks, at most :data:`gate.limits.TRIAL_MESSAGE_CHARS` characters (a longer
+    one is cut, marked with an ellipsis); None when there is none."""
+    if value is None or value == "" or value is False:
+        return None
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = text.strip()
+    if not text:
+        return None
+    maximum = limits.TRIAL_MESSAGE_CHARS.value()
+    return text if len(text) <= maximum else text[: maximum - 1] + "…"
 
 
 def clip_unit(number: float) -> float:
