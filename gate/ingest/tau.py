@@ -17,19 +17,27 @@ the metadata, and a reward outside [0, 1] is reported).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
+import orjson
+
+from gate import limits
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
-from gate.ingest._json import load_file, pointer
+from gate.ingest._json import pointer
+from gate.ingest.jsonstream import STREAMED, JsonStream
 from gate.ingest.values import (
     Appearance,
     clip_unit,
     json_found,
     json_index,
     json_number,
+    json_type,
+    message_text,
     metadata_number,
     warn,
 )
@@ -73,147 +81,196 @@ def _outside(path: str, count: int) -> None:
         )
 
 
-def read_tau(path: str, options: IngestOptions) -> Iterator[Record]:
-    """Read a tau-bench results array."""
-    document = load_file(path)
-    if not isinstance(document, list):
+def _compact(value: Any) -> str:
+    """``value`` as compact JSON (orjson's, ten times faster than json's)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (orjson.JSONEncodeError, TypeError):  # a 100-digit integer, or deeper than 254
+        return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def tau_info_message(reward: float, info: Any) -> str | None:
+    """A short rendering of why a tau-bench trial did not succeed: the reward, then the
+    reward's own details (``info.reward_info.info``, e.g. ``{"r_actions": false}``), else the
+    info's small members (the task and trajectory are left out)."""
+    text = f"reward {reward:g}"
+    if isinstance(info, Mapping):
+        reward_info = info.get("reward_info")
+        detail = reward_info.get("info") if isinstance(reward_info, Mapping) else None
+        if not detail:
+            detail = {k: v for k, v in info.items() if k not in ("task", "traj", "reward_info")}
+        if detail:
+            text += ": " + _compact(detail)[: limits.TRIAL_MESSAGE_CHARS.value()]
+    return message_text(text)
+
+
+def _tau_root(path: str, stream: JsonStream) -> None:
+    if not stream.streamed:
         raise InputError(
             "not a tau-bench results file",
             Provenance(path, pointer=""),
             expected="a JSON array of {task_id, trial, reward}",
-            found=type(document).__name__,
+            found=json_type(stream.document),
         )
+
+
+def _tau_fields(
+    run: Any, where: Provenance, order: Appearance, suite: str
+) -> tuple[str, int, float]:
+    """(stimulus, trial index, reward) of a tau-bench entry, or the error saying what is wrong."""
+    if not isinstance(run, dict):
+        raise InputError("entry is not an object", where, found=type(run).__name__)
+    stimulus = _task_id(run.get("task_id"), where)
+    trial = run.get("trial")
+    index = order.next(suite, stimulus) if trial is None else json_index(trial, where)
+    if "reward" not in run:
+        raise InputError("entry has no reward", where, expected="a number")
+    return stimulus, index, json_number(run["reward"], where, "reward")
+
+
+def read_tau(path: str, options: IngestOptions) -> Iterator[Record]:
+    """Read a tau-bench results array (streamed: the file is never held whole)."""
+    stream = JsonStream(path, [()])
     suite = options.suite or DEFAULT_SUITE
     order = Appearance()
     outside = 0
-    for position, run in enumerate(document):
-        where = Provenance(path, pointer=pointer(position))
-        if not isinstance(run, dict):
-            raise InputError("entry is not an object", where, found=type(run).__name__)
-        stimulus = _task_id(run.get("task_id"), where)
-        if run.get("trial") is None:
-            index = order.next(suite, stimulus)
-        else:
-            index = json_index(run["trial"], where)
-        if "reward" not in run:
-            raise InputError("entry has no reward", where, expected="a number")
-        reward = json_number(run["reward"], where, "reward")
-        outside += not 0.0 <= reward <= 1.0
-        info = run.get("info")
-        error = info.get("error") if isinstance(info, Mapping) else None
-        metadata: dict[str, Any] = {"reward": reward}
-        if error:
-            # tau-bench stores a run that raised as reward 0 with info.error: the
-            # harness failed, the agent was not tested.
+    for piece in stream.pieces():
+        for position, run in enumerate(piece.values, piece.start):
+            where = Provenance(path, None, f"/{position}")
+            # The usual entry ({"task_id": 3, "reward": 1.0, ..., "trial": 0}) is taken as it
+            # is; anything else goes through the checks that name what is wrong.
+            task_id = run.get("task_id") if type(run) is dict else None
+            index = run.get("trial") if task_id is not None else None
+            reward = run.get("reward") if task_id is not None else None
+            if type(task_id) is int and type(index) is int and index >= 0 and type(reward) is float:
+                stimulus = str(task_id)
+            else:
+                stimulus, index, reward = _tau_fields(run, where, order, suite)
+            outside += not 0.0 <= reward <= 1.0
+            info = run.get("info")
+            error = info.get("error") if type(info) is dict else None
+            if error:
+                # tau-bench stores a run that raised as reward 0 with info.error: the
+                # harness failed, the agent was not tested.
+                yield Trial(
+                    stimulus,
+                    index,
+                    suite,
+                    "error",
+                    message=message_text(error),
+                    metadata={"reward": reward},
+                    provenance=where,
+                )
+                continue
+            passed = _passed(reward, options)
             yield Trial(
-                stimulus=stimulus,
-                trial=index,
-                suite=suite,
-                status="error",
-                message=str(error),
-                metadata=metadata,
+                stimulus,
+                index,
+                suite,
+                passed=passed,
+                score=min(1.0, max(0.0, reward)),
+                message=None if passed else tau_info_message(reward, info),
+                metadata={"reward": reward},
                 provenance=where,
             )
-            continue
-        yield Trial(
-            stimulus=stimulus,
-            trial=index,
-            suite=suite,
-            passed=_passed(reward, options),
-            score=clip_unit(reward),
-            metadata=metadata,
-            provenance=where,
-        )
+    _tau_root(path, stream)
     _outside(path, outside)
 
 
-def _tau2_suite(document: Mapping[str, Any], options: IngestOptions) -> str:
+def _tau2_suite(document: Any, options: IngestOptions) -> str | None:
+    """The suite: ``--suite``, else the domain (None while the info is not read yet)."""
     if options.suite:
         return options.suite
-    info = document.get("info")
+    info = document.get("info") if isinstance(document, Mapping) else None
     environment = info.get("environment_info") if isinstance(info, Mapping) else None
     domain = environment.get("domain_name") if isinstance(environment, Mapping) else None
-    return domain if isinstance(domain, str) and domain else DEFAULT_SUITE
+    return domain if isinstance(domain, str) and domain else None
+
+
+def tau2_message(reason: str | None, reward: float, reward_info: Any) -> str | None:
+    """A short rendering of why a tau2-bench simulation did not succeed: the reward with its
+    breakdown by basis, the checks that failed, and an unusual termination reason."""
+    text = f"reward {reward:g}"
+    failed: list[str] = []
+    if isinstance(reward_info, Mapping):
+        breakdown = reward_info.get("reward_breakdown")
+        if isinstance(breakdown, Mapping) and breakdown:
+            text += " (" + ", ".join(f"{k} {_compact(v)}" for k, v in breakdown.items()) + ")"
+        db_check = reward_info.get("db_check")
+        if isinstance(db_check, Mapping) and db_check.get("db_match") is False:
+            failed.append("database state differs")
+        for key, flag, what in (
+            ("action_checks", "action_match", "action"),
+            ("env_assertions", "met", "environment assertion"),
+            ("nl_assertions", "met", "assertion"),
+            ("communicate_checks", "met", "information to communicate"),
+        ):
+            checks = reward_info.get(key)
+            if isinstance(checks, list):
+                missed = [c for c in checks if isinstance(c, Mapping) and c.get(flag) is False]
+                if missed:
+                    failed.append(f"{len(missed)} of {len(checks)} {what} check(s) failed")
+    if failed:
+        text += ": " + "; ".join(failed)
+    if reason not in (None, "user_stop", "agent_stop"):
+        text += f"; termination_reason {reason}"
+    return message_text(text)
 
 
 def read_tau2(path: str, options: IngestOptions) -> Iterator[Record]:
-    """Read a tau2-bench results.json (monolithic, or the directory format's index)."""
-    document = load_file(path)
-    if not isinstance(document, dict):
+    """Read a tau2-bench results.json (monolithic, or the directory format's index), streaming
+    its simulations."""
+    stream = JsonStream(path, [("simulations",), ("simulation_index",)])
+    order = Appearance()
+    outside = 0
+    per_task: Counter[str] = Counter()
+    used: tuple[str, ...] | None = None
+    # The suite is the domain, from "info", which tau2 writes before the simulations; trials
+    # read before it (a file written otherwise) wait for it.
+    waiting: list[Trial] = []
+    for piece in stream.pieces():
+        key = piece.pointer.rpartition("/")[2]
+        if used is None:
+            used = (key,)
+        elif used != (key,):
+            raise InputError(
+                "both simulations and simulation_index list simulations",
+                Provenance(path, pointer=piece.pointer),
+                expected="one of them (simulations in a results file, simulation_index in "
+                "the directory format's results.json)",
+            )
+        suite = _tau2_suite(stream.document, options)
+        for position, simulation in enumerate(piece.values, piece.start):
+            where = Provenance(path, pointer=f"{piece.pointer}/{position}")
+            trial = _tau2_trial(simulation, where, key, suite, order, options)
+            per_task[trial.stimulus] += 1
+            if trial.score is not None:
+                outside += trial.metadata["reward"] != trial.score
+            if suite is None:
+                waiting.append(trial)
+            else:
+                yield trial
+    if not isinstance(stream.document, dict):
         raise InputError(
             "not a tau2-bench results file",
             Provenance(path, pointer=""),
             expected="an object with simulations",
-            found=type(document).__name__,
+            found=json_type(stream.document),
         )
-    simulations = document.get("simulations")
-    key = "simulations"
-    if not simulations and isinstance(document.get("simulation_index"), list):
-        # Directory format: results.json indexes simulations stored beside it.
-        simulations, key = document["simulation_index"], "simulation_index"
-    if not isinstance(simulations, list):
-        raise InputError(
-            "no simulations",
-            Provenance(path, pointer=pointer("simulations")),
-            expected="an array of simulations (or simulation_index)",
-            found=type(simulations).__name__,
-        )
-    suite = _tau2_suite(document, options)
-    order = Appearance()
-    outside = 0
-    per_task: Counter[str] = Counter()
-    for position, simulation in enumerate(simulations):
-        where = Provenance(path, pointer=pointer(key, position))
-        if not isinstance(simulation, dict):
-            raise InputError("simulation is not an object", where, found=type(simulation).__name__)
-        stimulus = _task_id(simulation.get("task_id"), where)
-        per_task[stimulus] += 1
-        if simulation.get("trial") is None:
-            index = order.next(suite, stimulus)
-        else:
-            index = json_index(simulation["trial"], where)
-        reason = simulation.get("termination_reason")
-        if reason is not None and not isinstance(reason, str):
+    document = stream.document
+    if used is None:
+        simulations = document.get("simulations", document.get("simulation_index"))
+        if simulations is not STREAMED:
+            key = "simulations" if "simulations" in document else "simulation_index"
             raise InputError(
-                "termination_reason is not a string",
-                where,
-                expected="a termination reason such as user_stop",
-                found=json_found(reason),
+                "no simulations",
+                Provenance(path, pointer=pointer(key)),
+                expected="an array of simulations (or simulation_index)",
+                found=json_type(simulations),
             )
-        if key == "simulations":
-            reward_info = simulation.get("reward_info")
-            raw_reward = reward_info.get("reward") if isinstance(reward_info, Mapping) else None
-        else:
-            raw_reward = simulation.get("reward")
-        metadata: dict[str, Any] = {"termination_reason": reason}
-        for source, target in (("duration", "duration_s"), ("agent_cost", "cost_usd")):
-            value = metadata_number(simulation.get(source), where, source)
-            if value is not None:
-                metadata[target] = value
-        if reason in TAU2_ERROR_REASONS or raw_reward is None:
-            yield Trial(
-                stimulus=stimulus,
-                trial=index,
-                suite=suite,
-                status="error",
-                message=f"termination_reason {reason}"
-                + ("" if raw_reward is not None else " (no reward)"),
-                metadata=metadata,
-                provenance=where,
-            )
-            continue
-        reward = json_number(raw_reward, where, "reward")
-        outside += not 0.0 <= reward <= 1.0
-        metadata["reward"] = reward
-        yield Trial(
-            stimulus=stimulus,
-            trial=index,
-            suite=suite,
-            passed=_passed(reward, options),
-            score=clip_unit(reward),
-            metadata=metadata,
-            provenance=where,
-        )
+    suite = _tau2_suite(document, options) or DEFAULT_SUITE
+    for trial in waiting:
+        yield replace(trial, suite=suite)
     _outside(path, outside)
     info = document.get("info")
     planned = info.get("num_trials") if isinstance(info, Mapping) else None
@@ -225,3 +282,62 @@ def read_tau2(path: str, options: IngestOptions) -> Iterator[Record]:
                 f"info.num_trials is {planned} but {len(short)} task(s) have another number "
                 f"of simulations: {', '.join(short[:5])}{' …' if len(short) > 5 else ''}",
             )
+
+
+def _tau2_trial(
+    simulation: Any,
+    where: Provenance,
+    key: str,
+    suite: str | None,
+    order: Appearance,
+    options: IngestOptions,
+) -> Trial:
+    if not isinstance(simulation, dict):
+        raise InputError("simulation is not an object", where, found=type(simulation).__name__)
+    stimulus = _task_id(simulation.get("task_id"), where)
+    trial = simulation.get("trial")
+    # Without a trial index, order of appearance counts per task (the suite is one per file).
+    index = order.next("", stimulus) if trial is None else json_index(trial, where)
+    reason = simulation.get("termination_reason")
+    if reason is not None and not isinstance(reason, str):
+        raise InputError(
+            "termination_reason is not a string",
+            where,
+            expected="a termination reason such as user_stop",
+            found=json_found(reason),
+        )
+    reward_info = None
+    if key == "simulations":
+        reward_info = simulation.get("reward_info")
+        raw_reward = reward_info.get("reward") if isinstance(reward_info, Mapping) else None
+    else:
+        raw_reward = simulation.get("reward")
+    metadata: dict[str, Any] = {"termination_reason": reason}
+    for source, target in (("duration", "duration_s"), ("agent_cost", "cost_usd")):
+        value = metadata_number(simulation.get(source), where, source)
+        if value is not None:
+            metadata[target] = value
+    if reason in TAU2_ERROR_REASONS or raw_reward is None:
+        return Trial(
+            stimulus=stimulus,
+            trial=index,
+            suite=suite or DEFAULT_SUITE,
+            status="error",
+            message=f"termination_reason {reason}"
+            + ("" if raw_reward is not None else " (no reward)"),
+            metadata=metadata,
+            provenance=where,
+        )
+    reward = json_number(raw_reward, where, "reward")
+    metadata["reward"] = reward
+    passed = _passed(reward, options)
+    return Trial(
+        stimulus=stimulus,
+        trial=index,
+        suite=suite or DEFAULT_SUITE,
+        passed=passed,
+        score=clip_unit(reward),
+        message=None if passed else tau2_message(reason, reward, reward_info),
+        metadata=metadata,
+        provenance=where,
+    )
