@@ -21,22 +21,39 @@ import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
+
+import orjson
 
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
-from gate.ingest._json import load_file, pointer
+from gate.ingest.jsonstream import JsonStream
 from gate.ingest.values import (
     clip_unit,
     json_boolean,
     json_found,
     json_number,
+    message_text,
     metadata_number,
     warn,
 )
-from gate.trials import DEFAULT_SUITE, GraderResult, Trial
+from gate.trials import DEFAULT_SUITE, GraderResult, Status, Trial
 
 _ERROR = 2  # promptfoo ResultFailureReason.ERROR
+
+
+class _Entry(NamedTuple):
+    """One result, reduced to what its trial needs (a result holds its whole transcript)."""
+
+    order: int  # testIdx, the order of the repeats
+    position: int  # index in the results array
+    where: Provenance
+    status: Status
+    passed: bool | None
+    score: float | None
+    graders: tuple[GraderResult, ...]
+    message: str | None
+    metadata: dict[str, Any]
 
 
 @dataclass
@@ -46,22 +63,19 @@ class _Group:
     provider: str
     prompt: str  # promptId, else the label: promptIdx numbers (prompt, provider) columns
     prompt_label: str | None
-    results: list[tuple[int, int, Mapping[str, Any]]] = field(default_factory=list)
+    results: list[_Entry] = field(default_factory=list)
 
 
-def _results(document: Any, path: str) -> tuple[list[Any], str]:
-    """The results array and its JSON pointer (v2/v3 nest it in ``results.results``)."""
-    if isinstance(document, dict):
-        inner = document.get("results")
-        if isinstance(inner, dict) and isinstance(inner.get("results"), list):
-            return inner["results"], pointer("results", "results")
-        if isinstance(inner, list):
-            return inner, pointer("results")
-    raise InputError(
-        "not a promptfoo results file",
-        Provenance(path, pointer=""),
-        expected='an object with "results": {"results": [...]} (promptfoo eval -o results.json)',
-    )
+#: where results files keep the results array: v2/v3 in results.results, older in results.
+RESULTS_PATHS = [("results", "results"), ("results",)]
+
+
+def _canonical(value: Any) -> bytes | str:
+    """A key equal for equal JSON values and different for different ones (sorted keys)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (orjson.JSONEncodeError, TypeError):  # a 100-digit integer, or deeper than 254
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def _provider(result: Mapping[str, Any]) -> str:
@@ -122,8 +136,8 @@ def _graders(result: Mapping[str, Any], where: Provenance) -> tuple[GraderResult
     return tuple(graders)
 
 
-def _metadata(result: Mapping[str, Any], group: _Group, where: Provenance) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"provider": group.provider, "test_idx": result.get("testIdx")}
+def _metadata(result: Mapping[str, Any], provider: str, where: Provenance) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"provider": provider, "test_idx": result.get("testIdx")}
     latency = metadata_number(result.get("latencyMs"), where, "latencyMs")
     if latency is not None:
         metadata["duration_s"] = latency / 1000
@@ -155,7 +169,7 @@ def _stimulus_names(groups: list[_Group]) -> list[str]:
         case = group.test_case
         label = str(case.get("description") or "") or _vars_summary(case)
         if not label:
-            label = f"test {group.results[0][0] if group.results else position}"
+            label = f"test {group.results[0].order if group.results else position}"
         name = f"{label} [{group.provider}]"
         if several_prompts:
             name += f" prompt {group.prompt_label or group.prompt_idx}"
@@ -171,35 +185,63 @@ def _stimulus_names(groups: list[_Group]) -> list[str]:
     return unique
 
 
+def _entry(result: Mapping[str, Any], position: int, where: Provenance, provider: str) -> _Entry:
+    """The trial of one result, checked, without its stimulus and trial number."""
+    test_idx = result.get("testIdx")
+    order = test_idx if isinstance(test_idx, int) and not isinstance(test_idx, bool) else -1
+    metadata = _metadata(result, provider, where)
+    if result.get("failureReason") == _ERROR:
+        error = message_text(result.get("error")) or "promptfoo reported an error"
+        return _Entry(order, position, where, "error", None, None, (), error, metadata)
+    passed = json_boolean(result.get("success"), where, "success")
+    raw_score = result.get("score")
+    score = None
+    if raw_score is not None:
+        number = json_number(raw_score, where, "score")
+        score = clip_unit(number)
+        if score != number:
+            metadata["raw_score"] = number
+    if passed is None and score is None:
+        raise InputError("result has neither success nor score", where)
+    graders = _graders(result, where)
+    message = None if passed else _reason(result)
+    return _Entry(order, position, where, "ok", passed, score, graders, message, metadata)
+
+
 def read(path: str, options: IngestOptions) -> Iterator[Record]:
-    """Read a promptfoo results.json, grouping unlabelled repeats into stimuli."""
-    document = load_file(path)
-    results, base = _results(document, path)
-    groups: dict[tuple[str, str, str], _Group] = {}
-    for position, result in enumerate(results):
-        where = Provenance(path, pointer=f"{base}/{position}")
-        if not isinstance(result, dict):
-            raise InputError("result is not an object", where, found=type(result).__name__)
-        test_case = result.get("testCase")
-        if not isinstance(test_case, dict):
-            raise InputError("result has no testCase", where, expected="an object")
-        provider = _provider(result)
-        prompt = result.get("prompt")
-        prompt_label = prompt.get("label") if isinstance(prompt, Mapping) else None
-        prompt_key = str(result.get("promptId") or prompt_label or result.get("promptIdx"))
-        key = (
-            json.dumps(test_case, sort_keys=True, separators=(",", ":")),
-            json.dumps(result.get("promptIdx")),
-            provider,
+    """Read a promptfoo results.json, grouping unlabelled repeats into stimuli.
+
+    The results array is streamed (:mod:`gate.ingest.jsonstream`); each result is reduced to
+    its trial as it is read, since the grouping is known only at the end.
+    """
+    stream = JsonStream(path, RESULTS_PATHS)
+    groups: dict[tuple[bytes | str, bytes | str, str], _Group] = {}
+    for piece in stream.pieces():
+        for position, result in enumerate(piece.values, piece.start):
+            where = Provenance(path, None, f"{piece.pointer}/{position}")
+            if not isinstance(result, dict):
+                raise InputError("result is not an object", where, found=type(result).__name__)
+            test_case = result.get("testCase")
+            if not isinstance(test_case, dict):
+                raise InputError("result has no testCase", where, expected="an object")
+            provider = _provider(result)
+            key = (_canonical(test_case), _canonical(result.get("promptIdx")), provider)
+            group = groups.get(key)
+            if group is None:
+                prompt = result.get("prompt")
+                prompt_label = prompt.get("label") if isinstance(prompt, Mapping) else None
+                prompt_key = str(result.get("promptId") or prompt_label or result.get("promptIdx"))
+                group = groups[key] = _Group(
+                    test_case, result.get("promptIdx"), provider, prompt_key, prompt_label
+                )
+            group.results.append(_entry(result, position, where, provider))
+    if not stream.streamed:
+        raise InputError(
+            "not a promptfoo results file",
+            Provenance(path, pointer=""),
+            expected='an object with "results": {"results": [...]} '
+            "(promptfoo eval -o results.json)",
         )
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = _Group(
-                test_case, result.get("promptIdx"), provider, prompt_key, prompt_label
-            )
-        test_idx = result.get("testIdx")
-        order = test_idx if isinstance(test_idx, int) and not isinstance(test_idx, bool) else -1
-        group.results.append((order, position, result))
     ordered = list(groups.values())
     if any(_weighted(group.test_case) for group in ordered):
         warn(
@@ -208,50 +250,29 @@ def read(path: str, options: IngestOptions) -> Iterator[Record]:
             "trial score is the unweighted mean of the assertion scores",
         )
     for group in ordered:
-        group.results.sort(key=lambda item: (item[0], item[1]))
+        group.results.sort(key=lambda entry: (entry.order, entry.position))
     suite = options.suite or DEFAULT_SUITE
-    for name, group in zip(_stimulus_names(ordered), ordered, strict=True):
-        for index, (_, position, result) in enumerate(group.results):
-            where = Provenance(path, pointer=f"{base}/{position}")
-            metadata = _metadata(result, group, where)
-            if result.get("failureReason") == _ERROR:
-                yield Trial(
-                    stimulus=name,
-                    trial=index,
-                    suite=suite,
-                    status="error",
-                    message=str(result.get("error") or "promptfoo reported an error"),
-                    metadata=metadata,
-                    provenance=where,
-                )
-                continue
-            passed = json_boolean(result.get("success"), where, "success")
-            raw_score = result.get("score")
-            score = None
-            if raw_score is not None:
-                number = json_number(raw_score, where, "score")
-                score = clip_unit(number)
-                if score != number:
-                    metadata["raw_score"] = number
-            if passed is None and score is None:
-                raise InputError("result has neither success nor score", where)
+    names = _stimulus_names(ordered)
+    for name, group in zip(names, ordered, strict=True):
+        for index, entry in enumerate(group.results):
             yield Trial(
                 stimulus=name,
                 trial=index,
                 suite=suite,
-                passed=passed,
-                score=score,
-                graders=_graders(result, where),
-                message=None if passed else _reason(result),
-                metadata=metadata,
-                provenance=where,
+                status=entry.status,
+                passed=entry.passed,
+                score=entry.score,
+                graders=entry.graders,
+                message=entry.message,
+                metadata=entry.metadata,
+                provenance=entry.where,
             )
     sizes = Counter(len(group.results) for group in ordered)
     if len(sizes) > 1:
         usual = sizes.most_common(1)[0][0]
         odd = [
             f"{name} ({len(group.results)})"
-            for name, group in zip(_stimulus_names(ordered), ordered, strict=True)
+            for name, group in zip(names, ordered, strict=True)
             if len(group.results) != usual
         ]
         warn(
@@ -264,9 +285,10 @@ def read(path: str, options: IngestOptions) -> Iterator[Record]:
 
 
 def _reason(result: Mapping[str, Any]) -> str | None:
+    """Why a result failed: the grading reason, else promptfoo's error text."""
     grading = result.get("gradingResult")
     reason = grading.get("reason") if isinstance(grading, Mapping) else None
-    return str(reason) if reason else None
+    return message_text(reason) or message_text(result.get("error"))
 
 
 def _weighted(test_case: Mapping[str, Any]) -> bool:
