@@ -24,14 +24,21 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
 
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
-from gate.ingest._json import load_file, pointer
 from gate.ingest.archive import Archive
-from gate.ingest.values import clip_unit, json_found, metadata_number, warn
+from gate.ingest.jsonstream import STREAMED, JsonStream
+from gate.ingest.values import (
+    clip_unit,
+    json_found,
+    json_type,
+    message_text,
+    metadata_number,
+    warn,
+)
 from gate.reading import read_head
 from gate.trials import DEFAULT_SUITE, Trial
 
@@ -40,7 +47,54 @@ _JOURNAL_SUMMARY = re.compile(r"^_journal/summaries/(\d+)\.json$")
 #: Inspect's value_to_float for its letter grades.
 LETTER_GRADES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 
-Sample = tuple[Mapping[str, Any], Provenance]
+
+class _Sample(NamedTuple):
+    """One sample epoch, reduced to what its trial needs (a sample holds its transcript)."""
+
+    stimulus: str
+    epoch: int
+    error: str | None
+    #: scorer name → (value, explanation), or None for an entry that is no score; the
+    #: mapping is None when the sample has no scores object.
+    scores: dict[str, tuple[Any, Any] | None] | None
+    metadata: dict[str, Any]
+    where: Provenance
+
+
+class _Samples:
+    """The samples of a log as they are read: checked, reduced, the last record of each
+    (id, epoch) kept (a re-run supersedes its attempt, as in Inspect), scorer names noted."""
+
+    def __init__(self) -> None:
+        self.latest: dict[tuple[str, int], _Sample] = {}
+        self.scorers: dict[str, None] = {}
+
+    def add(self, sample: Any, where: Provenance) -> None:
+        _check_sample(sample, where)
+        scores = sample.get("scores")
+        reduced: dict[str, tuple[Any, Any] | None] | None = None
+        if isinstance(scores, Mapping):
+            reduced = {}
+            for name, score in scores.items():
+                self.scorers[name] = None
+                if isinstance(score, Mapping) and "value" in score:
+                    reduced[name] = (score["value"], score.get("explanation"))
+                else:
+                    reduced[name] = None
+        stimulus = str(sample["id"])
+        self.latest[(stimulus, sample["epoch"])] = _Sample(
+            stimulus,
+            sample["epoch"],
+            _error_message(sample.get("error")),
+            reduced,
+            _metadata(sample, where),
+            where,
+        )
+
+    def add_pieces(self, stream: JsonStream) -> None:
+        for piece in stream.pieces():
+            for position, sample in enumerate(piece.values, piece.start):
+                self.add(sample, Provenance(stream.source, None, f"{piece.pointer}/{position}"))
 
 
 def read(path: str, options: IngestOptions) -> Iterator[Record]:
@@ -55,7 +109,7 @@ def read(path: str, options: IngestOptions) -> Iterator[Record]:
 # --- .eval archives -----------------------------------------------------------------------
 
 
-def _read_eval(path: str) -> tuple[Mapping[str, Any], list[Sample]]:
+def _read_eval(path: str) -> tuple[Mapping[str, Any], _Samples]:
     with Archive(path) as archive:
         names = archive.names
         if "header.json" in names:
@@ -71,52 +125,48 @@ def _read_eval(path: str) -> tuple[Mapping[str, Any], list[Sample]]:
             )
         if not isinstance(header, dict):
             raise InputError("header is not an object", Provenance(path, pointer="header.json"))
-        samples: list[Sample] = []
+        samples = _Samples()
         if "summaries.json" in names:
             sources = ["summaries.json"]
         else:
             journal = [(int(m.group(1)), n) for n in names if (m := _JOURNAL_SUMMARY.match(n))]
             sources = [name for _, name in sorted(journal)]
         for source in sources:
-            summaries = archive.json(source)
-            if not isinstance(summaries, list):
+            # Streamed: a run of 100,000 samples writes 60 MB of summaries.
+            stream = JsonStream(path, [()], handle=archive.stream(source), prefix=f"{source}#")
+            samples.add_pieces(stream)
+            if not stream.streamed:
                 raise InputError(
                     "summaries are not an array",
                     Provenance(path, pointer=source),
-                    found=type(summaries).__name__,
+                    found=json_type(stream.document),
                 )
-            for position, summary in enumerate(summaries):
-                where = Provenance(path, pointer=f"{source}#{pointer(position)}")
-                # Checked here, before a provenance is kept for each of fifty million zeros.
-                _check_sample(summary, where)
-                samples.append((summary, where))
         if not sources:
             # Old logs may lack summaries; the full samples carry the same fields.
             for name in sorted(
                 n for n in names if n.startswith("samples/") and n.endswith(".json")
             ):
-                samples.append((archive.json(name), Provenance(path, pointer=name)))
+                samples.add(archive.json(name), Provenance(path, pointer=name))
     return header, samples
 
 
 # --- .json logs ---------------------------------------------------------------------------
 
 
-def _read_json(path: str) -> tuple[Mapping[str, Any], list[Sample]]:
-    document = load_file(path)
+def _read_json(path: str) -> tuple[Mapping[str, Any], _Samples]:
+    stream = JsonStream(path, [("samples",)])
+    samples = _Samples()
+    samples.add_pieces(stream)
+    document = stream.document
     if not isinstance(document, dict) or "eval" not in document:
         raise InputError(
             "not an Inspect log",
             Provenance(path, pointer=""),
             expected='an .eval archive or a JSON log with "eval" and "samples"',
         )
-    samples = document.get("samples") or []
-    if not isinstance(samples, list):
+    if document.get("samples") not in (None, STREAMED):
         raise InputError("samples is not an array", Provenance(path, pointer="/samples"))
-    return document, [
-        (sample, Provenance(path, pointer=pointer("samples", position)))
-        for position, sample in enumerate(samples)
-    ]
+    return document, samples
 
 
 # --- samples to trials --------------------------------------------------------------------
@@ -169,7 +219,7 @@ def _named(entries: Any, where: Provenance) -> list[Any]:
     return [entry.get("name") for entry in entries if isinstance(entry, Mapping)]
 
 
-def _scorer_names(path: str, header: Mapping[str, Any], samples: Iterable[Sample]) -> list[str]:
+def _scorer_names(path: str, header: Mapping[str, Any], samples: _Samples) -> list[str]:
     names: list[Any] = []
     results = header.get("results")
     if isinstance(results, Mapping):
@@ -177,17 +227,14 @@ def _scorer_names(path: str, header: Mapping[str, Any], samples: Iterable[Sample
     evaluation = header.get("eval")
     if isinstance(evaluation, Mapping):
         names += _named(evaluation.get("scorers"), Provenance(path, pointer="/eval/scorers"))
-    for sample, _ in samples:
-        scores = sample.get("scores")
-        if isinstance(scores, Mapping):
-            names += list(scores)
+    names += samples.scorers
     # In order of appearance, each once (a dict keeps insertion order; a list search per
     # name was quadratic in the number of samples).
     return list(dict.fromkeys(n for n in names if isinstance(n, str)))
 
 
 def _choose_scorer(
-    path: str, header: Mapping[str, Any], samples: list[Sample], options: IngestOptions
+    path: str, header: Mapping[str, Any], samples: _Samples, options: IngestOptions
 ) -> str:
     names = _scorer_names(path, header, samples)
     if options.scorer is not None:
@@ -218,13 +265,11 @@ def _choose_scorer(
 def _error_message(error: Any) -> str | None:
     if isinstance(error, Mapping):
         error = error.get("message")
-    return str(error) if error else None
+    return message_text(str(error)) if error else None
 
 
-def _metadata(sample: Mapping[str, Any], model: Any, where: Provenance) -> dict[str, Any]:
+def _metadata(sample: Mapping[str, Any], where: Provenance) -> dict[str, Any]:
     metadata: dict[str, Any] = {"epoch": sample.get("epoch")}
-    if isinstance(model, str):
-        metadata["model"] = model
     total_time = metadata_number(sample.get("total_time"), where, "total_time")
     if total_time is not None:
         metadata["duration_s"] = total_time
@@ -258,72 +303,65 @@ def _check_sample(sample: Any, where: Provenance) -> None:
         raise InputError("sample has no epoch", where, expected="an integer ≥ 1", found=repr(epoch))
 
 
-def _deduplicate(samples: list[Sample]) -> list[Sample]:
-    """Keep the last record per (id, epoch), as Inspect does: a re-run supersedes its attempt."""
-    latest: dict[tuple[str, Any], Sample] = {}
-    for sample, where in samples:
-        latest[(str(sample.get("id")), sample.get("epoch"))] = (sample, where)
-    return list(latest.values())
-
-
 def _trials(
-    path: str, header: Mapping[str, Any], samples: list[Sample], options: IngestOptions
+    path: str, header: Mapping[str, Any], samples: _Samples, options: IngestOptions
 ) -> Iterator[Trial]:
-    for sample, where in samples:
-        _check_sample(sample, where)
-    samples = _deduplicate(samples)
     raw_evaluation = header.get("eval")
     evaluation: Mapping[str, Any] = raw_evaluation if isinstance(raw_evaluation, Mapping) else {}
     task = evaluation.get("task")
     suite = task if isinstance(task, str) and task else options.suite or DEFAULT_SUITE
     status = header.get("status")
-    if not samples:
+    if not samples.latest:
         raise InputError(
             "the log has no samples",
             Provenance(path),
             expected="samples (a log written with --no-log-samples has only aggregate scores)",
             found=f"status {status!r}" if status else None,
         )
-    _report_incomplete(path, header, evaluation, len(samples))
+    _report_incomplete(path, header, evaluation, len(samples.latest))
     scorer = _choose_scorer(path, header, samples, options)
     threshold = 1.0 if options.pass_threshold is None else options.pass_threshold
+    model = evaluation.get("model")
     outside = 0
-    for sample, where in samples:
-        sample_id, epoch = sample["id"], sample["epoch"]
-        metadata = _metadata(sample, evaluation.get("model"), where)
-        message = _error_message(sample.get("error"))
-        if message is not None:
+    for sample in samples.latest.values():
+        metadata = sample.metadata
+        if isinstance(model, str):
+            metadata["model"] = model
+        if sample.error is not None:
             yield Trial(
-                stimulus=str(sample_id),
-                trial=epoch - 1,
+                stimulus=sample.stimulus,
+                trial=sample.epoch - 1,
                 suite=suite,
                 status="error",
-                message=message,
+                message=sample.error,
                 metadata=metadata,
-                provenance=where,
+                provenance=sample.where,
             )
             continue
-        scores = sample.get("scores")
-        score = scores.get(scorer) if isinstance(scores, Mapping) else None
-        if not isinstance(score, Mapping) or "value" not in score:
-            available = ", ".join(map(repr, scores)) if isinstance(scores, Mapping) else ""
+        scores = sample.scores
+        score = scores.get(scorer) if scores is not None else None
+        if score is None:
+            available = ", ".join(map(repr, scores)) if scores else ""
             raise InputError(
-                f"sample {sample_id!r} epoch {epoch} has no score from {scorer!r}",
-                where,
+                f"sample {sample.stimulus!r} epoch {sample.epoch} has no score from {scorer!r}",
+                sample.where,
                 expected=f"a {scorer!r} score (or choose another scorer with --scorer)",
                 found=f"scores {available}" if available else "no scores",
             )
-        value = value_to_float(score["value"], where, scorer)
+        raw, explanation = score
+        value = value_to_float(raw, sample.where, scorer)
         outside += not 0.0 <= value <= 1.0
-        metadata.update(scorer=scorer, value=score["value"])
+        metadata.update(scorer=scorer, value=raw)
+        passed = value >= threshold
         yield Trial(
-            stimulus=str(sample_id),
-            trial=epoch - 1,
+            stimulus=sample.stimulus,
+            trial=sample.epoch - 1,
             suite=suite,
-            passed=value >= threshold,
+            passed=passed,
             score=clip_unit(value),
+            message=None if passed else message_text(explanation),
             metadata=metadata,
-            provenance=where,
+            provenance=sample.where,
         )
     if outside:
         warn(

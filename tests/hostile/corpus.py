@@ -171,6 +171,13 @@ def _zeros_array(size: int) -> Iterator[bytes]:
     yield b"0]"
 
 
+def _zeros_in_one_sample(size: int) -> Iterator[bytes]:
+    """Summaries whose one sample holds an array of ``size`` bytes of zeros."""
+    yield b'[{"id": "a", "epoch": 1, "zeros": '
+    yield from _zeros_array(size)
+    yield b"}]"
+
+
 def eval_archive(
     path: Path, summaries: Iterator[bytes], method: int = zipfile.ZIP_DEFLATED
 ) -> Path:
@@ -718,9 +725,17 @@ def probes() -> list[Probe]:
             2,
             "not valid JSON",
         ),
+        # Summaries are streamed: the first zero is a sample that is not an object.
         Probe(
             "eval-100MiB-zeros",
             lambda f: cli(f, str(eval_archive(f / "zeros.eval", _zeros_array(100 * MIB)))),
+            2,
+            "summaries.json#/0: sample is not an object",
+        ),
+        # ... and one sample of 52 million values is refused before it is parsed.
+        Probe(
+            "eval-100MiB-zeros-in-one-sample",
+            lambda f: cli(f, str(eval_archive(f / "sample.eval", _zeros_in_one_sample(100 * MIB)))),
             2,
             "JSON values limit",
         ),
