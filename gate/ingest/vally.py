@@ -13,6 +13,10 @@ ok/error/skipped, and ``gradeResult.passed``/``score`` decide an ok trial.
 Without ``trialIndex``, trials are numbered in order of appearance. Values must
 have their JSON types: ``passed`` a boolean, ``score`` a number in [0, 1],
 ``trialIndex`` an integer.
+
+The file is read in chunks of lines parsed by orjson (:func:`gate.ingest._json.jsonl_chunks`);
+consecutive trial-results go to the table as one :class:`~gate.trials.TrialBatch` of native
+trial records, each at its line.
 """
 
 from __future__ import annotations
@@ -22,17 +26,20 @@ from typing import Any
 
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
-from gate.ingest._json import iter_jsonl
+from gate.ingest._json import jsonl_chunks
 from gate.ingest.values import (
     Appearance,
     json_boolean,
     json_index,
     json_unit_score,
+    message_text,
     metadata_number,
 )
-from gate.trials import DEFAULT_SUITE, Status, Trial
+from gate.trials import DEFAULT_SUITE, Status, TrialBatch
 
 _STATUS: dict[str, Status] = {"success": "ok", "error": "error", "skipped": "skipped"}
+#: bytes of lines parsed at a time.
+CHUNK_BYTES = 1 << 20
 
 
 def _message(record: Mapping[str, Any]) -> str | None:
@@ -41,38 +48,65 @@ def _message(record: Mapping[str, Any]) -> str | None:
         if isinstance(value, Mapping):
             value = value.get("message")
         if value:
-            return str(value)
+            return message_text(value)
     return None
+
+
+def _failure(grade: Mapping[str, Any]) -> str | None:
+    """Why a graded trial failed: the grade's own reason, else the graders that failed."""
+    for key in ("reason", "message", "feedback"):
+        if grade.get(key):
+            return message_text(grade[key])
+    details = grade.get("details")
+    if not isinstance(details, list):
+        return None
+    failed = []
+    for detail in details:
+        if isinstance(detail, Mapping) and detail.get("passed") is False:
+            name = str(detail.get("grader") or detail.get("name") or "a grader")
+            why = detail.get("message") or detail.get("reason")
+            failed.append(f"{name}: {why}" if why else name)
+    return message_text("failed: " + "; ".join(failed)) if failed else None
 
 
 def _metadata(record: Mapping[str, Any], where: Provenance) -> dict[str, Any]:
     metadata: dict[str, Any] = {}
-    duration = metadata_number(record.get("durationMs"), where, "durationMs")
+    duration = record.get("durationMs")
     if duration is not None:
-        metadata["duration_s"] = duration / 1000
-    if isinstance(record.get("model"), str):
-        metadata["model"] = record["model"]
+        duration = metadata_number(duration, where, "durationMs")
+        if duration is not None:
+            metadata["duration_s"] = duration / 1000
+    model = record.get("model")
+    if isinstance(model, str):
+        metadata["model"] = model
     trajectory = record.get("trajectory")
     metrics = trajectory.get("metrics") if isinstance(trajectory, Mapping) else None
     usage = metrics.get("tokenUsage") if isinstance(metrics, Mapping) else None
-    if isinstance(usage, Mapping) and isinstance(usage.get("totalTokens"), int):
-        metadata["tokens"] = {"total": usage["totalTokens"]}
-    if isinstance(record.get("itemId"), str):
-        metadata["item_id"] = record["itemId"]
+    if isinstance(usage, Mapping):
+        tokens = usage.get("totalTokens")
+        if isinstance(tokens, int) and not isinstance(tokens, bool):
+            metadata["tokens"] = tokens
+    item = record.get("itemId")
+    if isinstance(item, str):
+        metadata["item_id"] = item
     return metadata
 
 
-def read(path: str, options: IngestOptions) -> Iterator[Record]:
-    """Read the trial-result records of a Vally results.jsonl."""
-    order = Appearance()
-    for line, record in iter_jsonl(path):
-        where = Provenance(path, line)
-        if not isinstance(record, dict):
-            raise InputError("line is not a JSON object", where, found=type(record).__name__)
-        if record.get("type") != "trial-result":
-            continue
-        suite = record.get("evalName") or options.suite or DEFAULT_SUITE
-        stimulus = record.get("stimulus")
+def _fields(
+    record: Any, path: str, line: int, order: Appearance, default_suite: str
+) -> dict[str, Any] | None:
+    """The native trial record (gate/trials.py ``trial_from_fields``) of one line, or None
+    for a record that is no trial-result; an error names the line and the field."""
+    if type(record) is not dict:
+        raise InputError(
+            "line is not a JSON object", Provenance(path, line), found=type(record).__name__
+        )
+    if record.get("type") != "trial-result":
+        return None
+    where = Provenance(path, line)
+    suite = str(record.get("evalName") or default_suite)
+    stimulus = record.get("stimulus")
+    if type(stimulus) is not str or not stimulus:
         if not isinstance(stimulus, str | int) or isinstance(stimulus, bool) or stimulus == "":
             raise InputError(
                 "trial-result has no stimulus",
@@ -81,42 +115,75 @@ def read(path: str, options: IngestOptions) -> Iterator[Record]:
                 found=repr(stimulus),
             )
         stimulus = str(stimulus)
-        if record.get("trialIndex") is None:
-            index = order.next(str(suite), stimulus)
-        else:
-            index = json_index(record["trialIndex"], where, "trialIndex")
-        raw_status = record.get("status", "success")
-        if not isinstance(raw_status, str) or raw_status not in _STATUS:
-            raise InputError(
-                "unknown status",
-                where,
-                expected="success, error or skipped",
-                found=repr(raw_status),
-            )
-        status = _STATUS[raw_status]
-        passed: bool | None = None
-        score: float | None = None
-        grade = record.get("gradeResult")
-        if isinstance(grade, Mapping):
-            passed = json_boolean(grade.get("passed"), where, "gradeResult.passed")
-            if grade.get("score") is not None:
-                score = json_unit_score(grade["score"], where, "gradeResult.score")
-        elif grade is not None:
-            raise InputError("gradeResult is not an object", where, found=type(grade).__name__)
-        if status == "ok" and passed is None and score is None:
-            raise InputError(
-                "a successful trial-result has no grade",
-                where,
-                expected="gradeResult with passed or score (was the eval run without graders?)",
-            )
-        yield Trial(
-            stimulus=stimulus,
-            trial=index,
-            suite=str(suite),
-            status=status,
-            passed=passed,
-            score=score,
-            message=_message(record) if status != "ok" else None,
-            metadata=_metadata(record, where),
-            provenance=where,
+    index = record.get("trialIndex")
+    if index is None:
+        index = order.next(suite, stimulus)
+    elif type(index) is not int or index < 0:
+        index = json_index(index, where, "trialIndex")
+    raw_status = record.get("status", "success")
+    status = _STATUS.get(raw_status) if type(raw_status) is str else None
+    if status is None:
+        raise InputError(
+            "unknown status", where, expected="success, error or skipped", found=repr(raw_status)
         )
+    fields: dict[str, Any] = {"suite": suite, "stimulus": stimulus, "trial": index}
+    grade = record.get("gradeResult")
+    passed: bool | None = None
+    score: float | None = None
+    if type(grade) is dict:
+        passed = grade.get("passed")
+        if passed is not None and type(passed) is not bool:
+            passed = json_boolean(passed, where, "gradeResult.passed")
+        score = grade.get("score")
+        if score is not None:
+            if type(score) is not float or not 0.0 <= score <= 1.0:
+                score = json_unit_score(score, where, "gradeResult.score")
+            fields["score"] = score
+        if passed is not None:
+            fields["passed"] = passed
+    elif grade is not None:
+        raise InputError("gradeResult is not an object", where, found=type(grade).__name__)
+    if status != "ok":
+        fields["status"] = status
+        message = _message(record)
+        if message is not None:
+            fields["message"] = message
+    elif passed is None and score is None:
+        raise InputError(
+            "a successful trial-result has no grade",
+            where,
+            expected="gradeResult with passed or score (was the eval run without graders?)",
+        )
+    elif passed is False or (passed is None and score is not None and score < 1.0):
+        message = _failure(grade) if type(grade) is dict else None
+        if message is not None:
+            fields["message"] = message
+    fields["metadata"] = _metadata(record, where)
+    return fields
+
+
+def read(path: str, options: IngestOptions) -> Iterator[Record | TrialBatch]:
+    """Read the trial-result records of a Vally results.jsonl."""
+    order = Appearance()
+    default_suite = options.suite or DEFAULT_SUITE
+    for chunk in jsonl_chunks(path, CHUNK_BYTES):
+        if chunk.records is None:
+            # A line orjson could not be sure of: the strict parser reads the chunk, line by line.
+            for line, record in chunk.strict:
+                fields = _fields(record, path, line, order, default_suite)
+                if fields is not None:
+                    yield TrialBatch([fields], path, first_line=line, suite=fields["suite"])
+            continue
+        # Consecutive trial-results go as one batch; another record type ends the batch.
+        batch: list[dict[str, Any]] = []
+        start = chunk.first_line
+        for line, record in enumerate(chunk.records, chunk.first_line):
+            fields = _fields(record, path, line, order, default_suite)
+            if fields is None:
+                if batch:
+                    yield TrialBatch(batch, path, first_line=start, suite=batch[0]["suite"])
+                batch, start = [], line + 1
+            else:
+                batch.append(fields)
+        if batch:
+            yield TrialBatch(batch, path, first_line=start, suite=batch[0]["suite"])
