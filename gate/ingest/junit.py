@@ -13,14 +13,22 @@ recognised from how the usual plugins write them:
   one ``<testsuite>``; earlier copies carry no result element and look passed,
   but a rerun only follows a failure, so every copy but the last is a failed
   attempt. (The same test in two different ``<testsuite>`` elements, as in a
-  merged report, is read as separate attempts, each with its own result.)
+  merged report, is read as separate attempts, each with its own result.) Such
+  reruns go on until a test passes: a warning names the re-run stimuli and says
+  what their pass rate then measures.
 * Maven Surefire: ``<flakyFailure>``/``<flakyError>`` children are failed
   attempts before the final pass; ``<rerunFailure>``/``<rerunError>`` are
   failed reruns after the first failure.
 
 ``<error>`` is status error, ``<failure>`` a failed trial, ``<skipped>``
 skipped; no result element is a pass. Trials of a stimulus are numbered by
-repeat index, then in the order attempts were written.
+repeat index, then in the order attempts were written. A failed, errored or
+skipped trial keeps its message (the ``message`` attribute, else the first line
+of the element's text).
+
+The report is read in one pass of expat, keeping a few numbers per testcase in
+arrays (a million testcases take about 60 MB); the repeats and reruns are told
+apart once every testcase is known.
 """
 
 from __future__ import annotations
@@ -28,93 +36,144 @@ from __future__ import annotations
 import math
 import re
 import xml.parsers.expat
-from collections import defaultdict
+from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from gate import limits
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
-from gate.ingest.values import warn
+from gate.ingest.values import message_text, warn
 from gate.reading import open_input, too_large
 from gate.trials import DEFAULT_SUITE, Status, Trial
 
 _REPEAT = re.compile(r"^(?P<base>.+)\[(?:(?P<params>.*)-)?(?P<index>\d+)-(?P<count>\d+)\]$")
 _FLAKEFINDER = re.compile(r"^(?P<base>.+)\[(?P<index>\d+)(?:-(?P<params>.*))?\]$")
-_RESULTS = ("error", "failure", "skipped")
-_FLAKY = ("flakyFailure", "flakyError")
-_RERUN = ("rerunFailure", "rerunError")
 _BLOCK_BYTES = 8 * 1024 * 1024
 
+# How an attempt was written (kept as metadata 'attempt'), and what it means.
+PASSED, FAILURE, ERROR, SKIPPED, RERUN = 0, 1, 2, 3, 4
+_KINDS = ("passed", "failure", "error", "skipped", "rerun")
+_RESULT_TAGS = {"failure": FAILURE, "error": ERROR, "skipped": SKIPPED}
+_EXTRA_TAGS = ("flakyFailure", "flakyError", "rerunFailure", "rerunError")
+#: the message of an earlier copy that pytest-rerunfailures ran again (written as passed).
+RERUN_MESSAGE = "failed attempt before a rerun (pytest-rerunfailures)"
 
-@dataclass
-class _Child:
-    tag: str
-    attributes: dict[str, str]
-    text: list[str] = field(default_factory=list)
-    kept: int = 0  # characters in text
+#: repeat counts and run numbers past this are parameters, not repeats (and never a bit mask).
+_MAX_RUNS = 100_000
 
-    def message(self) -> str | None:
-        if self.attributes.get("message"):
-            return self.attributes["message"]
-        # Without a message attribute the body is usually a traceback: its first line will do.
-        lines = [line.strip() for line in "".join(self.text).splitlines() if line.strip()]
-        return lines[0] if lines else self.attributes.get("type")
+# How a testcase name was split.
+_PLAIN, _REPEATED, _FLAKE = 0, 1, 2
 
 
-@dataclass
-class _Case:
+class _Stem(NamedTuple):
+    """A testcase name without its repeat suffix (the stimulus when the repeats are whole)."""
+
     classname: str
-    name: str
-    time: str | None
-    line: int
-    xpath: str
-    suite_id: int  # which <testsuite> element holds the case
-    order: int
-    children: list[_Child] = field(default_factory=list)
+    base: str  # the name without the suffix, parameters kept: test_p[a]
+    split: int  # _PLAIN, _REPEATED or _FLAKE
+    params: str | None  # the parameters beside the repeat number, to write the name again
+    repeats: int  # _REPEATED: N of [i-N]
+
+    def stimulus(self) -> str:
+        return f"{self.classname}::{self.base}" if self.classname else self.base
+
+    def name(self, index: int) -> str:
+        """The testcase name as written, from the (0-based) repeat index."""
+        if self.split == _REPEATED:
+            head = self.base.removesuffix(f"[{self.params}]") if self.params else self.base
+            inner = f"{self.params}-" if self.params is not None else ""
+            return f"{head}[{inner}{index + 1}-{self.repeats}]"
+        if self.split == _FLAKE:
+            if self.params:
+                return f"{self.base.removesuffix(f'[{self.params}]')}[{index}-{self.params}]"
+            return f"{self.base}[{index}]"
+        return self.base
 
 
-@dataclass(frozen=True)
-class _Attempt:
-    status: Status
-    passed: bool | None
-    message: str | None
-    kind: str  # how the attempt was written, kept as metadata
+class _Cases:
+    """Every testcase of a report, a few numbers each (columns of equal length)."""
 
+    def __init__(self) -> None:
+        self.stem = array("i")  # index into stems
+        self.index = array("i")  # 0-based repeat index, -1 without one
+        self.suite = array("i")  # which <testsuite> element holds the case
+        self.line = array("q")
+        self.time = array("d")  # seconds, nan when absent or not a number
+        self.kind = array("b")  # the final attempt's kind (PASSED ... SKIPPED)
+        self.message = array("i")  # index into messages, -1 for none
+        self.results = array("b")  # 1 when the case has a failure, error or skipped child
+        self.stems: list[_Stem] = []
+        self.stem_ids: dict[tuple[str, str, int, str | None, int], int] = {}
+        self.messages: list[str] = []
+        self.message_ids: dict[str, int] = {}
+        #: case → Surefire attempts before (flaky*) and after (rerun*) the final one.
+        self.extra: dict[int, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
+        #: case → its name, where writing it again from stem and index would not give it.
+        self.names: dict[int, str] = {}
 
-#: an earlier copy of a test that pytest-rerunfailures ran again (it was written as passed).
-_RERUN_ATTEMPT = _Attempt(
-    "ok", False, "failed attempt before a rerun (pytest-rerunfailures)", "rerun"
-)
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def message_id(self, text: str | None) -> int:
+        if text is None:
+            return -1
+        known = self.message_ids.get(text)
+        if known is None:
+            known = self.message_ids[text] = len(self.messages)
+            self.messages.append(text)
+        return known
+
+    def stem_id(self, classname: str, base: str, split: int, params: str | None, count: int) -> int:
+        key = (classname, base, split, params, count)
+        known = self.stem_ids.get(key)
+        if known is None:
+            known = self.stem_ids[key] = len(self.stems)
+            self.stems.append(_Stem(*key))
+        return known
 
 
 class _Parser:
-    """Collect testcases with their line, XPath and direct children, streaming."""
+    """Read testcases with expat, streaming, into :class:`_Cases`."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, flakefinder: bool) -> None:
         self.path = path
-        self.cases: list[_Case] = []
+        self.flakefinder = flakefinder
+        self.cases = _Cases()
         self.root: str | None = None
+        #: names like test_x[0] without --junit-flakefinder: the indices of each, as bits
+        #: (-1 once an index is too large to be a run number).
+        self.flake_names: dict[tuple[str, str], int] = {}
         self._parser = xml.parsers.expat.ParserCreate()
         self._parser.StartElementHandler = self._start
         self._parser.EndElementHandler = self._end
         self._parser.CharacterDataHandler = self._text
         self._parser.buffer_text = True
-        self._stack: list[str] = []
-        self._counts: list[dict[str, int]] = [{}]
-        self._xpath: list[str] = []
+        self._depth = 0
+        self._max_depth = limits.XML_DEPTH.value()
+        self._max_attribute = limits.XML_ATTRIBUTE_CHARS.value()
+        self._max_text = limits.XML_TEXT_CHARS.value()
+        # The open elements down to the testcase: their XPath steps and child counts.
+        self._steps: list[str] = []
+        self._children: list[dict[str, int]] = [{}]
         self._suites = 0
         self._suite_ids: list[int] = []
-        self._case: _Case | None = None
-        self._child: _Child | None = None
-        self._open_cases = 0  # <testcase> elements open around the current one
+        # The open testcase: its depth, attributes, line and suite, its result children so far.
+        self._case_depth = -1
+        self._case: tuple[dict[str, str], int, int] | None = None
+        self._final: list[tuple[int, str | None]] = []  # (kind, message) of result children
+        self._flaky: list[tuple[int, str | None]] = []
+        self._reruns: list[tuple[int, str | None]] = []
+        # The open result child whose text is kept (its first line is its message).
+        self._child: tuple[str, dict[str, str]] | None = None
+        self._text_parts: list[str] = []
+        self._text_kept = 0
 
     def parse(self) -> None:
         # Big blocks: expat scans a token that spans several of them again from its start at
         # each one, so feeding a 50 MB attribute in 64 KiB reads takes minutes.
         try:
-            with open_input(self.path, limits.DOCUMENT_BYTES) as handle:
+            with open_input(self.path) as handle:
                 while block := handle.read(_BLOCK_BYTES):
                     self._parser.Parse(block, False)
                 self._parser.Parse(b"", True)
@@ -130,12 +189,9 @@ class _Parser:
     def _here(self) -> Provenance:
         return Provenance(self.path, self._parser.CurrentLineNumber)
 
-    def _check(self, tag: str, attributes: dict[str, str]) -> None:
-        if len(self._stack) >= limits.XML_DEPTH.value():
-            raise too_large(self._here(), limits.XML_DEPTH, None, "the nesting of elements")
-        maximum = limits.XML_ATTRIBUTE_CHARS.value()
+    def _refuse_attribute(self, tag: str, attributes: dict[str, str]) -> None:
         for name, value in attributes.items():
-            if len(value) > maximum:
+            if len(value) > self._max_attribute:
                 raise too_large(
                     self._here(),
                     limits.XML_ATTRIBUTE_CHARS,
@@ -144,7 +200,15 @@ class _Parser:
                 )
 
     def _start(self, tag: str, attributes: dict[str, str]) -> None:
-        self._check(tag, attributes)
+        depth = self._depth = self._depth + 1
+        if depth > self._max_depth:
+            raise too_large(self._here(), limits.XML_DEPTH, None, "the nesting of elements")
+        if attributes and max(map(len, attributes.values())) > self._max_attribute:
+            self._refuse_attribute(tag, attributes)
+        if self._case_depth >= 0:  # inside a testcase
+            if depth == self._case_depth + 1:
+                self._result_child(tag, attributes)
+            return
         if self.root is None:
             self.root = tag
             if tag not in ("testsuites", "testsuite"):
@@ -153,176 +217,337 @@ class _Parser:
                     self._here(),
                     expected="JUnit XML (root <testsuites> or <testsuite>)",
                 )
-        counts = self._counts[-1]
-        counts[tag] = counts.get(tag, 0) + 1
-        self._xpath.append(f"{tag}[{counts[tag]}]")
-        self._counts.append({})
-        self._stack.append(tag)
+        counts = self._children[-1]
+        position = counts[tag] = counts.get(tag, 0) + 1
         if tag == "testcase":
-            self._open_cases += 1
+            self._open_case(attributes, position)
+            return
+        self._steps.append(f"{tag}[{position}]")
+        self._children.append({})
         if tag == "testsuite":
             self._suites += 1
             self._suite_ids.append(self._suites)
-        elif tag == "testcase" and self._case is None:
-            if "name" not in attributes:
-                raise InputError(
-                    "testcase has no name attribute",
-                    Provenance(
-                        self.path, self._parser.CurrentLineNumber, "/" + "/".join(self._xpath)
-                    ),
-                )
-            self._case = _Case(
-                classname=attributes.get("classname", ""),
-                name=attributes["name"],
-                time=attributes.get("time"),
-                line=self._parser.CurrentLineNumber,
-                xpath="/" + "/".join(self._xpath),
-                suite_id=self._suite_ids[-1] if self._suite_ids else 0,
-                order=len(self.cases),
+
+    def _open_case(self, attributes: dict[str, str], position: int) -> None:
+        if "name" not in attributes:
+            xpath = "/" + "/".join([*self._steps, f"testcase[{position}]"])
+            raise InputError(
+                "testcase has no name attribute",
+                Provenance(self.path, self._parser.CurrentLineNumber, xpath),
             )
-        elif self._case is not None and self._stack[-2:-1] == ["testcase"]:
-            self._child = _Child(tag, dict(attributes))
-            self._case.children.append(self._child)
+        self._case_depth = self._depth
+        suite = self._suite_ids[-1] if self._suite_ids else 0
+        self._case = (attributes, self._parser.CurrentLineNumber, suite)
+
+    def _result_child(self, tag: str, attributes: dict[str, str]) -> None:
+        if tag in _RESULT_TAGS or tag in _EXTRA_TAGS:
+            message = attributes.get("message")
+            self._child = (tag, attributes)
+            if message:
+                self._add_child(tag, message_text(message))
+            else:
+                self._text_parts, self._text_kept = [], 0
+
+    def _add_child(self, tag: str, message: str | None) -> None:
+        self._child = None
+        kind = _RESULT_TAGS.get(tag)
+        if kind is not None:
+            self._final.append((kind, message))
+            return
+        kind = ERROR if tag.endswith("Error") else FAILURE
+        (self._flaky if tag.startswith("flaky") else self._reruns).append((kind, message))
 
     def _end(self, tag: str) -> None:
-        self._stack.pop()
-        self._xpath.pop()
-        self._counts.pop()
-        if tag == "testcase":
-            self._open_cases -= 1
+        depth = self._depth
+        self._depth = depth - 1
+        if self._case_depth >= 0:
+            if depth == self._case_depth:
+                self._close_case()
+            elif depth == self._case_depth + 1 and self._child is not None:
+                # A result child without a message attribute: the first line of its text.
+                child_tag, attributes = self._child
+                lines = (line.strip() for line in "".join(self._text_parts).splitlines())
+                first = next((line for line in lines if line), None)
+                self._add_child(child_tag, message_text(first or attributes.get("type")))
+            return
+        self._steps.pop()
+        self._children.pop()
         if tag == "testsuite" and self._suite_ids:
             self._suite_ids.pop()
-        elif tag == "testcase" and self._case is not None and not self._open_cases:
-            self.cases.append(self._case)
-            self._case = None
-        elif self._child is not None and self._stack[-1:] == ["testcase"]:
-            self._child = None
 
     def _text(self, data: str) -> None:
-        child = self._child
-        if child is not None and self._stack[-1:] == [child.tag]:
+        if self._child is not None and self._depth == self._case_depth + 1:
             # Only the first line is used; the rest of a long traceback is read and dropped.
-            room = limits.XML_TEXT_CHARS.value() - child.kept
+            room = self._max_text - self._text_kept
             if room > 0:
-                child.text.append(data[:room])
-                child.kept += min(room, len(data))
+                self._text_parts.append(data[:room])
+                self._text_kept += min(room, len(data))
 
+    def _close_case(self) -> None:
+        assert self._case is not None
+        attributes, line, suite = self._case
+        cases = self.cases
+        number = len(cases.kind)
+        name = attributes["name"]
+        stem, index, exact = self._split(attributes.get("classname", ""), name)
+        if not exact:
+            cases.names[number] = name
+        cases.stem.append(stem)
+        cases.index.append(index)
+        cases.suite.append(suite)
+        cases.line.append(line)
+        cases.time.append(_seconds(attributes.get("time")))
+        final = self._final
+        if final:
+            # A failure wins over an error: pytest adds <error> for a teardown that broke
+            # after the test itself had already failed, and the verdict was reached.
+            kind, message = min(final, key=lambda attempt: attempt[0])
+            cases.kind.append(kind)
+            cases.message.append(cases.message_id(message))
+            cases.results.append(1)
+            self._final = []
+        else:
+            cases.kind.append(PASSED)
+            cases.message.append(-1)
+            cases.results.append(0)
+        if self._flaky or self._reruns:
+            flaky = [(k, cases.message_id(m)) for k, m in self._flaky]
+            reruns = [(k, cases.message_id(m)) for k, m in self._reruns]
+            cases.extra[number] = (flaky, reruns)
+            self._flaky, self._reruns = [], []
+        self._case = None
+        self._child = None
+        self._case_depth = -1
 
-def _final(case: _Case) -> _Attempt:
-    """The outcome a testcase element states for its (last) attempt."""
-    by_tag = {child.tag: child for child in reversed(case.children)}
-    # A failure wins over an error: pytest adds <error> for a teardown that broke after
-    # the test itself had already failed, and the verdict was reached.
-    if "failure" in by_tag:
-        return _Attempt("ok", False, by_tag["failure"].message(), "failure")
-    if "error" in by_tag:
-        return _Attempt("error", None, by_tag["error"].message(), "error")
-    if "skipped" in by_tag:
-        return _Attempt("skipped", None, by_tag["skipped"].message(), "skipped")
-    return _Attempt("ok", True, None, "passed")
-
-
-def _surefire(child: _Child) -> _Attempt:
-    if child.tag.endswith("Error"):
-        return _Attempt("error", None, child.message(), child.tag)
-    return _Attempt("ok", False, child.message(), child.tag)
-
-
-def _attempts(case: _Case) -> list[_Attempt]:
-    final = _final(case)
-    flaky = [_surefire(c) for c in case.children if c.tag in _FLAKY]
-    reruns = [_surefire(c) for c in case.children if c.tag in _RERUN]
-    # Surefire: flaky* failed before the final pass; rerun* failed after the first failure.
-    return [*flaky, final, *reruns]
-
-
-def _split(case: _Case, options: IngestOptions) -> tuple[str, int | None, int | None]:
-    """(name without repeat suffix, repeat index, repeat count) of a testcase name."""
-    if options.junit_flakefinder:
-        match = _FLAKEFINDER.match(case.name)
-        if match:
-            params = match["params"]
-            base = f"{match['base']}[{params}]" if params else match["base"]
-            return base, int(match["index"]), None
-    match = _REPEAT.match(case.name)
-    if match and 1 <= int(match["index"]) <= int(match["count"]):
-        params = match["params"]
-        base = f"{match['base']}[{params}]" if params else match["base"]
-        return base, int(match["index"]) - 1, int(match["count"])
-    return case.name, None, None
-
-
-def _stimulus(case: _Case, name: str) -> str:
-    return f"{case.classname}::{name}" if case.classname else name
+    def _split(self, classname: str, name: str) -> tuple[int, int, bool]:
+        """The stem (an index into the stems) of a testcase name, its 0-based repeat index
+        (-1: none) and whether the stem writes the name again exactly."""
+        cases = self.cases
+        if name[-1:] != "]":
+            return cases.stem_id(classname, name, _PLAIN, None, 0), -1, True
+        if self.flakefinder:
+            match = _FLAKEFINDER.match(name)
+            if match:
+                params, digits = match["params"], match["index"]
+                base = f"{match['base']}[{params}]" if params else match["base"]
+                index = int(digits) if len(digits) < 7 else _MAX_RUNS
+                if index < _MAX_RUNS:
+                    stem = cases.stem_id(classname, base, _FLAKE, params, 0)
+                    exact = digits.isascii() and (digits == "0" or digits[0] != "0")
+                    return stem, index, exact and params != ""
+        else:
+            match = _FLAKEFINDER.match(name)
+            if match:
+                key = (classname, f"{match['base']}[{match['params'] or ''}]")
+                digits = match["index"]
+                number = int(digits) if len(digits) < 7 else _MAX_RUNS
+                known = self.flake_names.get(key, 0)
+                bits = -1 if number >= _MAX_RUNS or known < 0 else known | 1 << number
+                self.flake_names[key] = bits
+        # pytest-repeat's [i-N] or [params-i-N] (as _REPEAT matches it, without the regex).
+        dash = name.rfind("-")
+        count_digits = name[dash + 1 : -1]
+        cut = max(name.rfind("-", 0, dash), name.rfind("[", 0, dash))
+        index_digits = name[cut + 1 : dash]
+        if (
+            dash > 0
+            and cut >= 0
+            and "\n" not in name
+            and count_digits.isdecimal()
+            and index_digits.isdecimal()
+            and len(count_digits) < 7
+            and 1 <= int(index_digits) <= int(count_digits) < _MAX_RUNS
+        ):
+            if name[cut] == "[":
+                base, params = name[:cut], None
+            else:
+                bracket = name.rfind("[", 0, cut)
+                if bracket < 1:
+                    return cases.stem_id(classname, name, _PLAIN, None, 0), -1, True
+                params = name[bracket + 1 : cut]
+                base = f"{name[:bracket]}[{params}]" if params else name[:bracket]
+            if cut > 0:
+                count = int(count_digits)
+                stem = cases.stem_id(classname, base, _REPEATED, params, count)
+                exact = all(
+                    d.isascii() and (d == "0" or d[0] != "0") for d in (index_digits, count_digits)
+                )
+                return stem, int(index_digits) - 1, exact
+        return cases.stem_id(classname, name, _PLAIN, None, 0), -1, True
 
 
 def read(path: str, options: IngestOptions) -> Iterator[Record]:
     """Read a JUnit XML report; each attempt of each test is one trial."""
-    parser = _Parser(path)
+    import numpy as np
+
+    parser = _Parser(path, options.junit_flakefinder)
     parser.parse()
-    suite = options.suite or DEFAULT_SUITE
-    split = {case.order: _split(case, options) for case in parser.cases}
-    # pytest-repeat suffixes count only when a test has every index 1..N.
-    seen: dict[tuple[str, str, int], set[int]] = defaultdict(set)
-    for case in parser.cases:
-        base, index, count = split[case.order]
-        if count is not None and index is not None:
-            seen[(case.classname, base, count)].add(index)
-    for case in parser.cases:
-        base, index, count = split[case.order]
-        if count is not None and seen[(case.classname, base, count)] != set(range(count)):
-            split[case.order] = (case.name, None, None)
+    cases = parser.cases
     if not options.junit_flakefinder:
-        _hint_flakefinder(path, parser.cases)
-    # Copies of one test (same name and repeat) inside one <testsuite> are reruns.
-    copies: dict[tuple[str, int | None, int], list[_Case]] = defaultdict(list)
-    for case in parser.cases:
-        base, index, _ = split[case.order]
-        copies[(_stimulus(case, base), index, case.suite_id)].append(case)
-    attempts: dict[str, list[tuple[tuple[int, int, int], _Case, _Attempt, bool]]] = defaultdict(
-        list
-    )
-    for (stimulus, index, _), cases in copies.items():
-        for position, case in enumerate(cases):
-            if position < len(cases) - 1 and not any(c.tag in _RESULTS for c in case.children):
-                found = [_RERUN_ATTEMPT]
-            else:
-                found = _attempts(case)
-            for sub, attempt in enumerate(found):
-                key = (index if index is not None else -1, case.order, sub)
-                attempts[stimulus].append((key, case, attempt, len(found) == 1))
-    for stimulus, found_attempts in attempts.items():
-        found_attempts.sort(key=lambda item: item[0])
-        for trial, (key, case, attempt, alone) in enumerate(found_attempts):
-            metadata: dict[str, Any] = {"junit_name": case.name, "attempt": attempt.kind}
-            if key[0] >= 0:
-                metadata["repeat"] = key[0]
-            duration = _seconds(case.time)
-            # A testcase's time covers all attempts it records; split it no further.
-            if duration is not None and alone:
-                metadata["duration_s"] = duration
-            yield Trial(
-                stimulus=stimulus,
-                trial=trial,
-                suite=suite,
-                status=attempt.status,
-                passed=attempt.passed,
-                message=attempt.message,
-                metadata=metadata,
-                provenance=Provenance(path, case.line, case.xpath),
+        _hint_flakefinder(path, parser.flake_names)
+    stems = cases.stems
+    size = len(cases)
+    # pytest-repeat suffixes count only when a test has every index 1..N.
+    seen: dict[int, int] = {}
+    for stem_id, repeat in zip(cases.stem, cases.index, strict=True):
+        if repeat >= 0 and stems[stem_id].split == _REPEATED:
+            seen[stem_id] = seen.get(stem_id, 0) | 1 << repeat
+    whole = {s for s, mask in seen.items() if mask == (1 << stems[s].repeats) - 1}
+    # Each case's stimulus (an index into names) and repeat index.
+    names: list[str] = []
+    name_ids: dict[str, int] = {}
+
+    def name_id(name: str) -> int:
+        known = name_ids.get(name)
+        if known is None:
+            known = name_ids[name] = len(names)
+            names.append(name)
+        return known
+
+    stem_names = [name_id(stem.stimulus()) for stem in stems]
+    stimulus = np.array([stem_names[s] for s in cases.stem], dtype=np.int64)
+    index = np.frombuffer(cases.index, dtype=np.int32).astype(np.int64)
+    for number in range(size) if len(whole) < len(seen) else ():
+        stem = stems[cases.stem[number]]
+        if stem.split == _REPEATED and cases.stem[number] not in whole:
+            written = cases.names.get(number) or stem.name(cases.index[number])
+            plain = f"{stem.classname}::{written}" if stem.classname else written
+            stimulus[number], index[number] = name_id(plain), -1
+    # Copies of one test (same stimulus and repeat) inside one <testsuite> are reruns: every
+    # copy but the last that has no result element is a failed attempt.
+    suite = np.frombuffer(cases.suite, dtype=np.int32)
+    order = np.lexsort((np.arange(size), suite, index, stimulus))
+    same = np.zeros(size, dtype=bool)
+    if size > 1:
+        same[:-1] = (
+            (stimulus[order[1:]] == stimulus[order[:-1]])
+            & (index[order[1:]] == index[order[:-1]])
+            & (suite[order[1:]] == suite[order[:-1]])
+        )
+    earlier_copy = np.zeros(size, dtype=bool)
+    earlier_copy[order] = same  # a later copy of the same test follows in the same suite
+    rerun = earlier_copy & (np.frombuffer(cases.results, dtype=np.int8) == 0)
+    if rerun.any():
+        _warn_reruns(path, names, stimulus, rerun, same)
+    # The trials of a stimulus: by repeat index, then in the order written (Surefire's
+    # flaky attempts before the final one, its reruns after).
+    yield from _trials(path, options, cases, names, stimulus, index, rerun)
+
+
+def _trials(
+    path: str,
+    options: IngestOptions,
+    cases: _Cases,
+    names: list[str],
+    stimulus: Any,
+    index: Any,
+    rerun: Any,
+) -> Iterator[Trial]:
+    import numpy as np
+
+    size = len(cases)
+    suite = options.suite or DEFAULT_SUITE
+    # One attempt per case, plus Surefire's extra attempts: (case, sub) pairs.
+    attempt_case = np.arange(size, dtype=np.int64)
+    attempt_sub = np.zeros(size, dtype=np.int64)
+    extras: dict[tuple[int, int], tuple[int, int]] = {}  # (case, sub) → (kind, message)
+    if cases.extra:
+        more_case, more_sub = [], []
+        for number, (flaky, reruns) in cases.extra.items():
+            if rerun[number]:
+                continue
+            for sub, attempt in enumerate(flaky):
+                extras[(number, sub - len(flaky))] = attempt
+            for sub, attempt in enumerate(reruns, 1):
+                extras[(number, sub)] = attempt
+        for number, sub in extras:
+            more_case.append(number)
+            more_sub.append(sub)
+        attempt_case = np.concatenate([attempt_case, np.array(more_case, dtype=np.int64)])
+        attempt_sub = np.concatenate([attempt_sub, np.array(more_sub, dtype=np.int64)])
+    # Stimuli in the order of their first testcase, as the report lists them.
+    first = np.full(len(names), size, dtype=np.int64)
+    np.minimum.at(first, stimulus, np.arange(size, dtype=np.int64))
+    attempt_stimulus = stimulus[attempt_case]
+    attempt_index = index[attempt_case]
+    order = np.lexsort((attempt_sub, attempt_case, attempt_index, first[attempt_stimulus]))
+    alone = np.ones(size, dtype=bool)
+    if extras:
+        alone[[number for number, _ in extras]] = False
+    kinds, messages, lines = cases.kind, cases.messages, cases.line
+    times, stems = cases.time, cases.stems
+    previous, trial = -1, 0
+    for position in order.tolist():
+        number = int(attempt_case[position])
+        sub = int(attempt_sub[position])
+        current = int(attempt_stimulus[position])
+        trial = trial + 1 if current == previous else 0
+        previous = current
+        if sub:
+            kind, message_id = extras[(number, sub)]
+            written_as = ("flaky" if sub < 0 else "rerun") + (
+                "Error" if kind == ERROR else "Failure"
             )
+        elif rerun[number]:
+            kind, message_id, written_as = RERUN, -1, "rerun"
+        else:
+            kind, message_id = kinds[number], cases.message[number]
+            written_as = _KINDS[kind]
+        status: Status = "error" if kind == ERROR else "skipped" if kind == SKIPPED else "ok"
+        repeat = int(index[number])
+        stem = stems[cases.stem[number]]
+        written = cases.names.get(number)
+        if written is None:
+            written = stem.name(cases.index[number]) if cases.index[number] >= 0 else stem.base
+        metadata: dict[str, Any] = {"junit_name": written, "attempt": written_as}
+        if repeat >= 0:
+            metadata["repeat"] = repeat
+        seconds = times[number]
+        # A testcase's time covers all attempts it records; split it no further.
+        if seconds == seconds and alone[number]:
+            metadata["duration_s"] = seconds
+        yield Trial(
+            names[current],
+            trial,
+            suite,
+            status,
+            passed=kind == PASSED if status == "ok" else None,
+            message=RERUN_MESSAGE
+            if kind == RERUN
+            else messages[message_id]
+            if message_id >= 0
+            else None,
+            metadata=metadata,
+            provenance=Provenance(path, lines[number]),
+        )
 
 
-def _hint_flakefinder(path: str, cases: list[_Case]) -> None:
-    """Warn when every bracketed name forms complete 0..N-1 runs, as flakefinder writes them."""
-    runs: dict[tuple[str, str], set[int]] = defaultdict(set)
-    for case in cases:
-        match = _FLAKEFINDER.match(case.name)
-        if match:
-            params = match["params"] or ""
-            runs[(case.classname, f"{match['base']}[{params}]")].add(int(match["index"]))
-    sizes = {len(indices) for indices in runs.values()}
-    complete = all(indices == set(range(len(indices))) for indices in runs.values())
+def _warn_reruns(path: str, names: list[str], stimulus: Any, rerun: Any, same: Any) -> None:
+    """Say that pytest-rerunfailures re-ran tests until they passed, and what that means."""
+    import numpy as np
+
+    rerun_stimuli = list(dict.fromkeys(names[s] for s in stimulus[rerun].tolist()))
+    # The most copies of one test, less one, is (at least) the number of reruns allowed.
+    ends = np.flatnonzero(~same)  # in sorted order, the last copy of each test
+    reruns = int(np.diff(np.concatenate(([-1], ends))).max()) - 1
+    count = len(rerun_stimuli)
+    shown = ", ".join(rerun_stimuli[:5]) + (" …" if count > 5 else "")
+    warn(
+        path,
+        f"pytest-rerunfailures re-ran {count} failing {'stimulus' if count == 1 else 'stimuli'} "
+        f"(up to {reruns} rerun{'' if reruns == 1 else 's'}): {shown}. Reruns stop at the first "
+        "pass (retry until pass), so these attempts are no fixed number of independent trials: "
+        "the pass rate of these stimuli leans high, and a run that passed in the end shows the "
+        f"probability of passing within {reruns + 1} attempts, not in one. To measure one "
+        "attempt, repeat the tests a fixed number of times (pytest-repeat --count N)",
+    )
+
+
+def _hint_flakefinder(path: str, runs: dict[tuple[str, str], int]) -> None:
+    """Warn when every bracketed name forms complete 0..N-1 runs, as flakefinder writes them
+    (``runs``: the indices of each name as bits)."""
+    sizes = {mask.bit_count() for mask in runs.values() if mask >= 0}
+    complete = all(mask >= 0 and mask == (1 << mask.bit_count()) - 1 for mask in runs.values())
     if runs and complete and len(sizes) == 1 and sizes.pop() > 1:
         warn(
             path,
@@ -331,10 +556,12 @@ def _hint_flakefinder(path: str, cases: list[_Case]) -> None:
         )
 
 
-def _seconds(value: str | None) -> float | None:
-    """A testcase's time attribute in seconds; None when absent or not a finite number."""
+def _seconds(value: str | None) -> float:
+    """A testcase's time attribute in seconds; nan when absent or not a finite number."""
+    if value is None:
+        return math.nan
     try:
-        seconds = float(value) if value is not None else None
+        seconds = float(value)
     except ValueError:
-        return None
-    return seconds if seconds is not None and math.isfinite(seconds) else None
+        return math.nan
+    return seconds if math.isfinite(seconds) else math.nan
