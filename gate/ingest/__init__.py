@@ -8,6 +8,7 @@ so a check on native JSONL never pays for the XML or zip readers.
 
 from __future__ import annotations
 
+import gc
 import glob
 import importlib
 import os
@@ -15,6 +16,7 @@ import re
 import unicodedata
 import warnings
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from gate.errors import InputError
@@ -125,6 +127,20 @@ def reader(format_name: str) -> Reader:
     return read
 
 
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Reading makes millions of short-lived objects and no reference cycles: Python's cycle
+    collector, run every 700 allocations over everything alive, took half the time of a
+    100,000-sample Inspect log (6.8 s, 3.1 s without). It is paused while files are read."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def load(
     patterns: Sequence[str], options: IngestOptions | None = None
 ) -> tuple[TrialTable, list[LoadedInput]]:
@@ -134,16 +150,17 @@ def load(
     options = options or IngestOptions()
     table = TrialTable()
     loaded: list[LoadedInput] = []
-    for path in expand(patterns):
-        detected = options.format == "auto"
-        format_name = detect(path) if detected else options.format
-        for record in reader(format_name)(path, options):
-            if isinstance(record, SuiteSpec):
-                table.declare_suite(record)
-            else:
-                table.add(record)
-        table.sources.append(path)
-        loaded.append(LoadedInput(path, format_name, detected))
+    with _no_cycle_collection():
+        for path in expand(patterns):
+            detected = options.format == "auto"
+            format_name = detect(path) if detected else options.format
+            for record in reader(format_name)(path, options):
+                if isinstance(record, SuiteSpec):
+                    table.declare_suite(record)
+                else:
+                    table.add(record)
+            table.sources.append(path)
+            loaded.append(LoadedInput(path, format_name, detected))
     if not table.stimuli:
         raise InputError("no trials found in " + ", ".join(table.sources or list(patterns)))
     for note in look_alike_names(table.stimuli):
