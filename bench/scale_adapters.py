@@ -1,0 +1,679 @@
+"""Scale benchmark of the tool adapters: each format's file through ``eval-gate check``.
+
+Run:  .venv/bin/python bench/scale_adapters.py [--rounds 3] [--format NAME ...] [--trials-scale 0.1]
+
+Each format is one entry of :data:`FORMATS`: a generator that writes a file in the shape the
+tool itself writes (records modelled on the real outputs in tests/ingest/fixtures, with the
+fields the tool always writes, trimmed transcripts), the reference — the standard library's
+plain parse of the same file, nothing kept — and the ``eval-gate check`` options that read it.
+JUnit, tau-bench, tau2-bench and Vally hold 10,000 stimuli x 100 trials; promptfoo and Inspect
+1,000 x 100 (their records are larger: a promptfoo result or an Inspect sample is 1-2 KB).
+Files are generated once and cached in ``bench/.data/`` (git-ignored).
+
+For every format, each in its own subprocess so that time and peak RSS (``os.wait4``) are the
+child's alone, interleaved over ``--rounds`` rounds (the machine is shared; the best time
+counts, the largest RSS): the reference parse, then ``eval-gate check`` end to end (reading,
+validation, scoring, three gates, the Markdown summary and the JSON report written to files).
+
+Goals (issue 12): check <= 1.5x its reference, peak RSS <= 300 MB. Exit status 1 when a goal
+is missed. The output has the shape of bench/scale.py's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+from xml.sax.saxutils import quoteattr
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "bench" / ".data"
+#: bump when the generated records change, so a stale cache is never measured
+VERSION = 1
+
+GOAL_RATIO = 1.5
+GOAL_RSS_MB = 300.0
+
+#: The gates every check runs (besides the default completed-trials gate).
+GATES = ("--min-pass-hat-k", "0.3", "--max-flakiness", "45", "--threshold", "0.4")
+
+
+class Row(NamedTuple):
+    """One generated trial: what every format writes, each in its own way."""
+
+    stimulus: str
+    trial: int
+    status: str  # "ok" or "error"
+    passed: bool
+    score: float
+    duration_s: float
+    tokens: int
+    message: str | None
+
+
+@dataclass(frozen=True)
+class Spec:
+    stimuli: int
+    trials: int
+
+
+def trial_rows(spec: Spec, seed: int = 20240607) -> Iterator[list[Row]]:
+    """Round-major trials (trial 0 of every stimulus, then trial 1, ...), one list per round,
+    as a harness running the whole suite once per round writes them; ~1% errored trials,
+    failures carry a message."""
+    rng = random.Random(seed)
+    rates = [rng.betavariate(0.7, 0.7) for _ in range(spec.stimuli)]
+    for t in range(spec.trials):
+        rows = []
+        for s in range(spec.stimuli):
+            name = f"problem-{s:05d}"
+            if rng.random() < 0.01:
+                rows.append(Row(name, t, "error", False, 0.0, 0.0, 0, "sandbox timed out"))
+                continue
+            passed = rng.random() < rates[s]
+            score = round(rng.random() * 0.3 + (0.7 if passed else 0.0), 3)
+            duration = round(rng.random() * 60, 2)
+            message = None if passed else f"expected 42, got {rng.randint(0, 41)}"
+            rows.append(
+                Row(name, t, "ok", passed, score, duration, rng.randint(200, 9000), message)
+            )
+        yield rows
+
+
+def by_stimulus(spec: Spec) -> list[list[Row]]:
+    """The same trials, stimulus-major (every trial of the first stimulus, then ...)."""
+    stimuli: list[list[Row]] = [[] for _ in range(spec.stimuli)]
+    for rows in trial_rows(spec):
+        for s, row in enumerate(rows):
+            stimuli[s].append(row)
+    return stimuli
+
+
+# -- generators, one per format -------------------------------------------------------------
+
+
+def write_junit(path: Path, spec: Spec) -> None:
+    """pytest-repeat ``--count N`` as pytest writes it: the whole report on one line, the
+    repeats of a test one after the other."""
+    with open(path, "w", encoding="utf-8") as out:
+        out.write('<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests">')
+        out.write(
+            f'<testsuite name="pytest" errors="0" failures="0" skipped="0" '
+            f'tests="{spec.stimuli * spec.trials}" time="1.0" hostname="bench">'
+        )
+        for rows in by_stimulus(spec):
+            parts = []
+            for row in rows:
+                name = f"test_solves[{row.stimulus}-{row.trial + 1}-{spec.trials}]"
+                head = (
+                    f'<testcase classname="tests.test_agent" name="{name}" time="{row.duration_s}"'
+                )
+                if row.status == "error":
+                    message = quoteattr(f'failed on setup with "RuntimeError: {row.message}"')
+                    parts.append(
+                        f"{head}><error message={message}>request = &lt;FixtureRequest&gt;\n"
+                        f"E   RuntimeError: {row.message}\n\nconftest.py:12: RuntimeError"
+                        "</error></testcase>"
+                    )
+                elif not row.passed:
+                    message = quoteattr(f"AssertionError: {row.message}")
+                    parts.append(
+                        f"{head}><failure message={message}>agent = &lt;Agent&gt;\n\n"
+                        f"    def test_solves(agent):\n&gt;       assert agent.answer() == 42\n"
+                        f"E       AssertionError: {row.message}\n\ntests/test_agent.py:9: "
+                        "AssertionError</failure></testcase>"
+                    )
+                else:
+                    parts.append(head + " />")
+            out.write("".join(parts))
+        out.write("</testsuite></testsuites>")
+
+
+def _tau_record(row: Row) -> dict[str, object]:
+    task_id = int(row.stimulus.rpartition("-")[2])
+    if row.status == "error":
+        return {
+            "task_id": task_id,
+            "reward": 0.0,
+            "info": {
+                "error": f"RuntimeError('{row.message}')",
+                "traceback": "Traceback (most recent call last):\n  ...\nRuntimeError",
+            },
+            "traj": [],
+            "trial": row.trial,
+        }
+    reward = 1.0 if row.passed else 0.0
+    return {
+        "task_id": task_id,
+        "reward": reward,
+        "info": {
+            "source": "user",
+            "user_cost": round(row.tokens * 1e-6, 6),
+            "reward_info": {"reward": reward, "info": {"r_actions": row.passed}},
+        },
+        "traj": [{"role": "user", "content": "Hi, I want to change my flight."}],
+        "trial": row.trial,
+    }
+
+
+def write_tau_bench(path: Path, spec: Spec) -> None:
+    """tau-bench's run.py: ``json.dump([r.model_dump() for r in results], f, indent=2)``."""
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("[")
+        first = True
+        for rows in trial_rows(spec):
+            for row in rows:
+                text = json.dumps(_tau_record(row), indent=2)
+                out.write(("\n  " if first else ",\n  ") + text.replace("\n", "\n  "))
+                first = False
+        out.write("\n]")
+
+
+def write_tau2_bench(path: Path, spec: Spec) -> None:
+    """tau2-bench's Results: ``info``, ``tasks`` and ``simulations``, pretty-printed."""
+    info = {
+        "git_commit": "0f8e3c1",
+        "num_trials": spec.trials,
+        "max_steps": 200,
+        "max_errors": 10,
+        "agent_info": {"implementation": "llm_agent", "llm": "gpt-4.1-mini"},
+        "environment_info": {"domain_name": "bench", "policy": "# Policy\n...", "tool_defs": None},
+        "seed": 300,
+    }
+    with open(path, "w", encoding="utf-8") as out:
+        out.write('{\n  "timestamp": "2025-06-12T10:00:00.000000",\n  "info": ')
+        out.write(json.dumps(info, indent=2).replace("\n", "\n  "))
+        tasks = [
+            {"id": f"problem-{s:05d}", "description": {"purpose": "exchange a keyboard"}}
+            for s in range(spec.stimuli)
+        ]
+        out.write(',\n  "tasks": ' + json.dumps(tasks, indent=2).replace("\n", "\n  "))
+        out.write(',\n  "simulations": [')
+        first = True
+        for rows in trial_rows(spec):
+            for row in rows:
+                ok = row.status == "ok"
+                simulation = {
+                    "id": f"{row.stimulus}-{row.trial}",
+                    "task_id": row.stimulus,
+                    "duration": row.duration_s,
+                    "termination_reason": "user_stop" if ok else "infrastructure_error",
+                    "agent_cost": round(row.tokens * 1e-6, 6),
+                    "user_cost": 0.0001,
+                    "reward_info": {
+                        "reward": 1.0 if row.passed else 0.0,
+                        "reward_basis": ["DB"],
+                    }
+                    if ok
+                    else None,
+                    "messages": [{"role": "user", "content": "Hi, I want to exchange a keyboard."}],
+                    "trial": row.trial,
+                    "seed": 300 + row.trial,
+                }
+                text = json.dumps(simulation, indent=2).replace("\n", "\n    ")
+                out.write(("\n    " if first else ",\n    ") + text)
+                first = False
+        out.write("\n  ]\n}\n")
+
+
+def write_vally(path: Path, spec: Spec) -> None:
+    """``vally eval``'s results.jsonl: one trial-result per line, then a run-summary."""
+    with open(path, "w", encoding="utf-8") as out:
+        for rows in trial_rows(spec):
+            for row in rows:
+                record: dict[str, object] = {
+                    "type": "trial-result",
+                    "itemId": f"bench::{row.stimulus}",
+                    "evalName": "bench",
+                    "stimulus": row.stimulus,
+                    "trialIndex": row.trial,
+                    "totalTrials": spec.trials,
+                    "model": "claude-sonnet-4",
+                    "status": "success" if row.status == "ok" else "error",
+                    "durationMs": int(row.duration_s * 1000),
+                }
+                if row.status == "ok":
+                    record["gradeResult"] = {
+                        "passed": row.passed,
+                        "score": row.score,
+                        "details": [
+                            {"grader": "file-exists", "passed": row.passed, "score": row.score}
+                        ],
+                    }
+                    record["trajectory"] = {
+                        "output": "done",
+                        "metrics": {
+                            "wallTimeMs": int(row.duration_s * 1000),
+                            "tokenUsage": {"totalTokens": row.tokens},
+                        },
+                    }
+                else:
+                    record["error"] = row.message
+                out.write(json.dumps(record, separators=(",", ":")) + "\n")
+        out.write(
+            f'{{"type":"run-summary","evalName":"bench","trials":{spec.stimuli * spec.trials}}}\n'
+        )
+
+
+def _promptfoo_result(row: Row, index: int, test_index: int) -> dict[str, object]:
+    ok = row.status == "ok"
+    reason = (
+        "All assertions passed" if row.passed else f"Expected output to contain 42: {row.message}"
+    )
+    result: dict[str, object] = {
+        "cost": round(row.tokens * 1e-6, 6),
+        "gradingResult": {
+            "pass": row.passed,
+            "score": row.score,
+            "reason": reason,
+            "namedScores": {},
+            "tokensUsed": {"total": 0, "prompt": 0, "completion": 0, "cached": 0},
+            "componentResults": [
+                {
+                    "pass": row.passed,
+                    "score": row.score,
+                    "reason": "Assertion passed" if row.passed else reason,
+                    "assertion": {"type": "contains", "value": "42"},
+                }
+            ],
+            "assertion": None,
+        }
+        if ok
+        else None,
+        "id": f"{index:08x}-ec2a-47d0-8008-2920d5eb47e2",
+        "latencyMs": int(row.duration_s * 1000),
+        "namedScores": {},
+        "prompt": {"raw": f"Solve {row.stimulus}", "label": "Solve {{problem}}"},
+        "promptId": "c0335cedbab6917393d9ab742bc01762985fa6e4ff63b984e1428115ef9167c4",
+        "promptIdx": 0,
+        "provider": {"id": "openai:gpt-4o", "label": ""},
+        "response": {
+            "output": "The answer is 42" if row.passed else "The answer is 7",
+            "tokenUsage": {"total": row.tokens, "prompt": row.tokens - 50, "completion": 50},
+            "cost": round(row.tokens * 1e-6, 6),
+        },
+        "score": row.score if ok else 0,
+        "success": row.passed if ok else False,
+        "testCase": {
+            "description": f"solves {row.stimulus}",
+            "vars": {"problem": row.stimulus},
+            "assert": [{"type": "contains", "value": "42"}],
+            "options": {},
+            "metadata": {},
+        },
+        "testIdx": test_index,
+        "vars": {"problem": row.stimulus},
+        "metadata": {"_promptfooFileMetadata": {}},
+        "failureReason": 0 if row.passed else (1 if ok else 2),
+    }
+    if not ok:
+        result["error"] = f"upstream 503: {row.message}"
+    elif not row.passed:
+        result["error"] = reason
+    return result
+
+
+def write_promptfoo(path: Path, spec: Spec) -> None:
+    """``promptfoo eval --repeat N -o results.json`` (results version 3, pretty-printed):
+    each repeat of a test is a new testIdx."""
+    with open(path, "w", encoding="utf-8") as out:
+        out.write('{\n  "evalId": "eval-bench-2026-01-01T00:00:00",\n  "results": {\n')
+        out.write('    "version": 3,\n    "timestamp": "2026-01-01T00:00:00.000Z",\n')
+        out.write('    "prompts": [{"raw": "Solve {{problem}}", "label": "Solve {{problem}}"}],\n')
+        out.write('    "results": [')
+        index = 0
+        for rows in trial_rows(spec):
+            for s, row in enumerate(rows):
+                result = _promptfoo_result(row, index, row.trial * spec.stimuli + s)
+                text = json.dumps(result, indent=2).replace("\n", "\n      ")
+                out.write(("\n      " if index == 0 else ",\n      ") + text)
+                index += 1
+        out.write('\n    ],\n    "stats": {"successes": 0, "failures": 0, "errors": 0}\n  },\n')
+        out.write('  "config": {"description": "bench"},\n  "shareableUrl": null\n}\n')
+
+
+def _inspect_header(spec: Spec, status: str = "success") -> dict[str, object]:
+    ids = [f"problem-{s:05d}" for s in range(spec.stimuli)]
+    return {
+        "version": 2,
+        "status": status,
+        "eval": {
+            "eval_id": "ZxGU4KrUHnEdv7iqMuaJYt",
+            "run_id": "3nsErjdG296LUmiWM3GkKi",
+            "created": "2026-01-01T00:00:00+00:00",
+            "task": "bench",
+            "task_id": "JhFSxx2tHw7khyEPTwj5MR",
+            "task_version": 0,
+            "dataset": {"samples": spec.stimuli, "sample_ids": ids, "shuffled": False},
+            "model": "openai/gpt-4o",
+            "config": {"epochs": spec.trials, "fail_on_error": False},
+            "packages": {"inspect_ai": "0.3.285"},
+            "scorers": [
+                {"name": "match", "options": {}, "metrics": [{"name": "accuracy"}], "metadata": {}}
+            ],
+        },
+        "plan": {"name": "plan", "steps": [{"solver": "generate", "params": {}}], "config": {}},
+        "results": {
+            "total_samples": spec.stimuli * spec.trials,
+            "completed_samples": spec.stimuli * spec.trials,
+            "scores": [{"name": "match", "scorer": "match", "metrics": {}}],
+            "headline": {"scorer": "match", "score": "match", "metric": "accuracy"},
+        },
+        "stats": {"started_at": "2026-01-01T00:00:00+00:00", "model_usage": {}},
+    }
+
+
+def _inspect_sample(row: Row, full: bool) -> dict[str, object]:
+    """A sample of an Inspect log (``full``: with its transcript, as in a .json log; else
+    the summary a .eval archive keeps in summaries.json)."""
+    answer = "42" if row.passed else "7"
+    sample: dict[str, object] = {"id": row.stimulus, "epoch": row.trial + 1, "input": row.stimulus}
+    sample["target"] = "42"
+    if full:
+        sample["messages"] = [
+            {"id": f"m{row.trial}a", "content": row.stimulus, "source": "input", "role": "user"},
+            {"id": f"m{row.trial}b", "content": answer, "source": "generate", "role": "assistant"},
+        ]
+        sample["output"] = {"model": "openai/gpt-4o", "completion": answer, "choices": []}
+    if row.status == "ok":
+        sample["scores"] = {
+            "match": {
+                "value": "C" if row.passed else "I",
+                "answer": answer,
+                "explanation": answer if row.passed else f"{row.message}",
+                "history": [],
+            }
+        }
+    else:
+        sample["scores"] = {}
+    sample["metadata"] = {}
+    usage = {"input_tokens": row.tokens - 50, "output_tokens": 50, "total_tokens": row.tokens}
+    sample["model_usage"] = {"openai/gpt-4o": usage}
+    sample["started_at"] = "2026-01-01T00:00:00.000000+00:00"
+    sample["completed_at"] = "2026-01-01T00:00:01.000000+00:00"
+    sample["total_time"] = row.duration_s
+    sample["working_time"] = row.duration_s
+    sample["uuid"] = f"{row.stimulus}-{row.trial}"
+    if row.status != "ok":
+        sample["error"] = {
+            "message": f"RuntimeError('{row.message}')",
+            "traceback": "Traceback (most recent call last):\n(trimmed)",
+            "traceback_ansi": "(trimmed)",
+        }
+    if full:
+        sample["events"] = []
+        sample["attachments"] = {}
+    else:
+        sample["completed"] = True
+        sample["message_count"] = 2
+    return sample
+
+
+def write_inspect_json(path: Path, spec: Spec) -> None:
+    """An Inspect ``.json`` log (``--log-format json``): the header, then every sample."""
+    header = _inspect_header(spec)
+    with open(path, "w", encoding="utf-8") as out:
+        text = json.dumps(header, indent=2)
+        out.write(text[: text.rfind("}")].rstrip() + ',\n  "samples": [')
+        first = True
+        for rows in trial_rows(spec):
+            for row in rows:
+                sample = json.dumps(_inspect_sample(row, True), indent=2)
+                out.write(("\n    " if first else ",\n    ") + sample.replace("\n", "\n    "))
+                first = False
+        out.write('\n  ],\n  "reductions": []\n}')
+
+
+def write_inspect_eval(path: Path, spec: Spec) -> None:
+    """An Inspect ``.eval`` archive as older versions wrote it (deflate, which the standard
+    library reads): header.json, summaries.json, reductions.json."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("_journal/start.json", json.dumps(_inspect_header(spec, "started")))
+        summaries = io.StringIO()
+        summaries.write("[")
+        first = True
+        for rows in trial_rows(spec):
+            for row in rows:
+                summaries.write(("" if first else ",") + json.dumps(_inspect_sample(row, False)))
+                first = False
+        summaries.write("]")
+        archive.writestr("summaries.json", summaries.getvalue())
+        archive.writestr("reductions.json", "[]")
+        archive.writestr("header.json", json.dumps(_inspect_header(spec)))
+
+
+# -- references: the standard library's plain parse, nothing kept ---------------------------
+
+JSON_LOADS_PER_LINE = """
+import json, sys
+with open(sys.argv[1], encoding="utf-8") as handle:
+    for line in handle:
+        json.loads(line)
+"""
+JSON_LOAD = """
+import json, sys
+with open(sys.argv[1], encoding="utf-8") as handle:
+    json.load(handle)
+"""
+ITERPARSE = """
+import sys
+from xml.etree.ElementTree import iterparse
+for event, element in iterparse(sys.argv[1]):
+    pass
+"""
+ZIP_JSON = """
+import json, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as archive:
+    json.loads(archive.read("header.json"))
+    json.loads(archive.read("summaries.json"))
+"""
+
+
+@dataclass(frozen=True)
+class Format:
+    """One format in the benchmark: how to write it, parse it plainly, and check it."""
+
+    name: str
+    suffix: str
+    write: Callable[[Path, Spec], None]
+    reference_name: str
+    reference: str
+    options: tuple[str, ...] = ()
+    spec: Spec = field(default_factory=lambda: Spec(10_000, 100))
+
+    def path(self, scale: float) -> Path:
+        spec = self.scaled(scale)
+        return DATA / f"{self.name}-{spec.stimuli}x{spec.trials}-v{VERSION}{self.suffix}"
+
+    def scaled(self, scale: float) -> Spec:
+        return Spec(self.spec.stimuli, max(1, round(self.spec.trials * scale)))
+
+
+FORMATS: list[Format] = [
+    Format("junit", ".xml", write_junit, "iterparse", ITERPARSE),
+    Format("tau-bench", ".json", write_tau_bench, "json.load", JSON_LOAD),
+    Format("tau2-bench", ".json", write_tau2_bench, "json.load", JSON_LOAD),
+    Format("vally", ".jsonl", write_vally, "json.loads per line", JSON_LOADS_PER_LINE),
+    Format("promptfoo", ".json", write_promptfoo, "json.load", JSON_LOAD,
+           spec=Spec(1_000, 100)),
+    Format("inspect-json", ".json", write_inspect_json, "json.load", JSON_LOAD,
+           spec=Spec(1_000, 100)),
+    Format("inspect-eval", ".eval", write_inspect_eval, "zipfile + json.loads", ZIP_JSON,
+           spec=Spec(1_000, 100)),
+]  # fmt: skip
+
+
+# -- measuring ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Run:
+    seconds: float
+    rss_mb: float
+    code: int
+
+
+#: Children run as an installed eval-gate does: with bytecode caches (pip writes them at
+#: install time), so a PYTHONDONTWRITEBYTECODE in this shell must not make every run compile.
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def measure(argv: list[str], cwd: Path) -> Run:
+    """Wall time and peak RSS of one child process (os.wait4 gives that child's own rusage)."""
+    start = time.perf_counter()
+    child = subprocess.Popen(
+        argv, cwd=cwd, env=CHILD_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    assert child.stderr is not None
+    errors = child.stderr.read().decode("utf-8", "replace")  # before waiting: never blocks
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - start
+    child.stderr.close()
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode not in (0, 1, 3):
+        sys.exit(f"{' '.join(argv)} failed ({child.returncode}):\n{errors}")
+    # ru_maxrss is in kilobytes on Linux.
+    return Run(seconds, usage.ru_maxrss / 1024.0, child.returncode)
+
+
+@dataclass
+class Result:
+    fmt: Format
+    path: Path
+    references: list[Run] = field(default_factory=list)
+    checks: list[Run] = field(default_factory=list)
+    report: dict[str, object] = field(default_factory=dict)
+    report_mb: float = 0.0
+
+    @property
+    def ratio(self) -> float:
+        return best(self.checks).seconds / best(self.references).seconds
+
+    @property
+    def peak(self) -> float:
+        return max(r.rss_mb for r in self.checks)
+
+
+SUITE_BLOCK = """
+import json, sys
+with open(sys.argv[1], encoding="utf-8") as handle:
+    print(json.dumps({"suite": json.load(handle)["suite"]}))
+"""
+
+
+def suite_block(report: Path) -> dict[str, object]:
+    """The report's suite block, read in a child (a 100 MB report would grow this process)."""
+    done = subprocess.run(
+        [sys.executable, "-c", SUITE_BLOCK, str(report)], capture_output=True, check=True
+    )
+    block: dict[str, object] = json.loads(done.stdout)
+    return block
+
+
+def best(runs: list[Run]) -> Run:
+    return min(runs, key=lambda r: r.seconds)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--format", action="append", choices=[f.name for f in FORMATS], help="only these"
+    )
+    parser.add_argument(
+        "--trials-scale", type=float, default=1.0, help="trials per stimulus x this (quick runs)"
+    )
+    parser.add_argument("--generate", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    chosen = [f for f in FORMATS if not args.format or f.name in args.format]
+
+    if args.generate:
+        fmt = next(f for f in FORMATS if f.name == args.generate)
+        path = fmt.path(args.trials_scale)
+        tmp = path.with_name(path.name + ".tmp")
+        fmt.write(tmp, fmt.scaled(args.trials_scale))
+        tmp.replace(path)
+        return 0
+
+    DATA.mkdir(parents=True, exist_ok=True)
+    results = []
+    for fmt in chosen:
+        path = fmt.path(args.trials_scale)
+        if not path.exists():
+            # In a child: the parent stays small, since a child's peak RSS counts the memory
+            # of the process it was started from (Linux charges the pre-exec image to it).
+            started = time.perf_counter()
+            subprocess.run(
+                [sys.executable, __file__, "--generate", fmt.name,
+                 "--trials-scale", str(args.trials_scale)],
+                check=True,
+            )  # fmt: skip
+            print(f"generated {path.relative_to(ROOT)} in {time.perf_counter() - started:.1f} s")
+        results.append(Result(fmt, path))
+
+    python = sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)  # no .eval-gate.yml here: the gates are the options below
+
+        def check(result: Result) -> list[str]:
+            return [python, "-m", "gate.cli", "check", str(result.path), *result.fmt.options,
+                    "--summary", str(work / "summary.md"), "--json", str(work / "report.json"),
+                    *GATES]  # fmt: skip
+
+        for round_ in range(args.rounds):
+            for result in results:
+                result.references.append(
+                    measure([python, "-c", result.fmt.reference, str(result.path)], work)
+                )
+                result.checks.append(measure(check(result), work))
+                if round_ == 0:
+                    report_file = work / "report.json"
+                    result.report_mb = report_file.stat().st_size / 1e6
+                    result.report = suite_block(report_file)
+
+    print()
+    header = (
+        f"{'format':<13} {'trials':>10} {'stimuli':>8} {'file MB':>8} {'reference':<20} "
+        f"{'ref s':>6} {'check s':>8} {'ratio':>6} {'peak MB':>8} {'report MB':>9}"
+    )
+    print(header)
+    print("-" * len(header))
+    goals: list[tuple[str, bool]] = []
+    for result in results:
+        suite = result.report.get("suite", {})
+        assert isinstance(suite, dict)
+        ref, full = best(result.references), best(result.checks)
+        trials = int(suite.get("trials", 0)) + int(suite.get("skipped", 0))
+        print(
+            f"{result.fmt.name:<13} {trials:>10,} {int(suite.get('stimuli', 0)):>8,} "
+            f"{result.path.stat().st_size / 1e6:>8.0f} {result.fmt.reference_name:<20} "
+            f"{ref.seconds:>6.2f} {full.seconds:>8.2f} {result.ratio:>6.2f} "
+            f"{result.peak:>8.0f} {result.report_mb:>9.1f}"
+        )
+        goals.append(
+            (f"{result.fmt.name}: check / {result.fmt.reference_name} = {result.ratio:.2f} "
+             f"(goal <= {GOAL_RATIO})", result.ratio <= GOAL_RATIO)
+        )  # fmt: skip
+        goals.append(
+            (f"{result.fmt.name}: peak RSS {result.peak:.0f} MB (goal <= {GOAL_RSS_MB:.0f} MB)",
+             result.peak <= GOAL_RSS_MB)
+        )  # fmt: skip
+    print()
+    for text, met in goals:
+        print(f"{'met   ' if met else 'MISSED'} {text}")
+    return 0 if all(met for _, met in goals) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
