@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal, NamedTuple, cast
 
 import numpy as np
 
@@ -82,6 +82,15 @@ class StimulusScore:
         return min(self.passes, self.trials - self.passes) / self.trials
 
 
+class NotScored(NamedTuple):
+    """A stimulus with no counted trial (all skipped, or all errored with errors excluded)."""
+
+    suite: str
+    name: str
+    skipped: int
+    errors: int
+
+
 @dataclass(frozen=True)
 class SuiteScore:
     """All stimuli of a check and their aggregates (reference 000 SkillScore)."""
@@ -101,6 +110,9 @@ class SuiteScore:
     pass_hat_k: float
     pass_hat_k_plugin: float
     pass_hat_k_interval: Interval
+    #: each stimulus of ``not_scored`` (same order) with its skipped and errored trials: a
+    #: stimulus whose trials were all skipped is listed with its count, not dropped.
+    left_out: tuple[NotScored, ...] = ()
 
     @property
     def trials(self) -> int:
@@ -112,11 +124,13 @@ class SuiteScore:
 
     @property
     def errors(self) -> int:
-        return sum(s.errors for s in self.stimuli)
+        """Errored trials, those of stimuli left unscored too (all errors, excluded)."""
+        return sum(s.errors for s in self.stimuli) + sum(u.errors for u in self.left_out)
 
     @property
     def skipped(self) -> int:
-        return sum(s.skipped for s in self.stimuli)
+        """Skipped trials, those of stimuli left unscored too (all of them skipped)."""
+        return sum(s.skipped for s in self.stimuli) + sum(u.skipped for u in self.left_out)
 
     @property
     def flaky_stimuli(self) -> int:
@@ -172,6 +186,8 @@ class SuiteScore:
                 confidence=self.confidence,
                 interval=self.interval_method,
                 errors=self.errors_policy,
+                not_scored=tuple(u.name for u in self.left_out if u.suite == name),
+                left_out=tuple(u for u in self.left_out if u.suite == name),
             )
             for name in names
         )
@@ -252,6 +268,12 @@ def score_table(
         return f"{record.suite}/{record.stimulus}" if several else record.stimulus
 
     not_scored = tuple(label(records[i]) for i, n in enumerate(counted) if n == 0)
+    skipped, errored = summary.skipped.tolist(), summary.errors.tolist()
+    left_out = tuple(
+        NotScored(records[i].suite, records[i].stimulus, skipped[i], errored[i])
+        for i, n in enumerate(counted)
+        if n == 0
+    )
     if not scorable:
         raise ConfigError("no stimulus has a counted trial (all skipped or excluded errors)")
     fewest = min(counted[i] for i in scorable)
@@ -302,6 +324,7 @@ def score_table(
         interval=interval,
         errors=errors,
         not_scored=not_scored,
+        left_out=left_out,
     )
 
 
@@ -314,6 +337,7 @@ def aggregate(
     interval: str,
     errors: Literal["fail", "exclude"],
     not_scored: tuple[str, ...] = (),
+    left_out: tuple[NotScored, ...] = (),
 ) -> SuiteScore:
     """The suite of ``stimuli`` (scored at ``k``): the means of their values, each with the
     suite interval at n_eff = M·min(nᵢ)/k (statistics.md §2)."""
@@ -334,6 +358,7 @@ def aggregate(
         errors_policy=errors,
         stimuli=stimuli,
         not_scored=not_scored,
+        left_out=left_out,
         score=mean([s.aggregate_score for s in stimuli]),
         pass_rate=pass_rate,
         pass_rate_interval=metrics.suite_interval(pass_rate, n_arr, 1, confidence, method),

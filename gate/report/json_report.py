@@ -164,6 +164,10 @@ def build_report(outcome: CheckOutcome) -> dict[str, Any]:
         "suite": _suite(s),
         "suites": [_suite(x) for x in outcome.suites],
         "stimuli": [_stimulus(x, more.get((x.suite, x.name))) for x in s.stimuli],
+        "not_scored": [
+            {"suite": u.suite, "name": u.name, "skipped": u.skipped, "errors": u.errors}
+            for u in s.left_out
+        ],
         "inputs": [
             {"path": i.path, "format": i.format, "detected": i.detected} for i in outcome.inputs
         ],

@@ -689,13 +689,24 @@ def warnings(
     found = [escape_warning(w) for w in outcome.warnings]
     for comparison in outcome.comparisons:
         found.extend(comparison_notes(comparison, escape))
-    not_scored = outcome.suite.not_scored
-    if not_scored:
+    suite = outcome.suite
+    if suite.not_scored:
         found.append(
-            f"{stimuli_count(len(not_scored))} with no counted trial, not scored: "
-            + some(not_scored, escape)
+            f"{stimuli_count(len(suite.not_scored))} with no counted trial, not scored: "
+            + some(_left_out(suite, escape))
         )
     return found
+
+
+def _left_out(suite: SuiteScore, escape: Escape) -> list[str]:
+    """Each unscored stimulus (escaped) with what became of its trials: ``a (3 skipped)``."""
+    shown = []
+    for index, name in enumerate(suite.not_scored):
+        skipped, errors = suite.left_out[index][2:] if index < len(suite.left_out) else (0, 0)
+        parts = [f"{skipped} skipped"] if skipped else []
+        parts += [f"{errors} errored, excluded"] if errors else []
+        shown.append(escape(name) + (f" ({', '.join(parts)})" if parts else ""))
+    return shown
 
 
 def p_value_meaning(p: float, what: str = "worse") -> str:
