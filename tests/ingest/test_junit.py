@@ -207,3 +207,63 @@ def test_a_time_that_is_not_a_finite_number_is_no_duration(tmp_path: Path) -> No
     )
     durations = [t.metadata.get("duration_s") for t in read(str(path), IngestOptions())]
     assert durations == [None, None, 0.25]
+
+
+def test_a_test_whose_every_attempt_was_skipped_is_listed_with_its_skips() -> None:
+    from gate.config import GateConfig
+    from gate.pipeline import CheckRequest, run_check
+    from gate.report.json_report import build_report
+    from gate.report.markdown import render_summary
+    from gate.scoring import NotScored
+
+    path = JUNIT / "pytest-repeat.xml"
+    outcome = run_check(CheckRequest(results=(str(path),), config=GateConfig()))
+    suite = outcome.suite
+    # test_skip's three repeats were skipped: not scored, but not gone either.
+    assert suite.not_scored == ("test_sample::test_skip",)
+    assert suite.left_out == (NotScored("default", "test_sample::test_skip", 3, 0),)
+    assert (suite.skipped, suite.errors, suite.trials) == (3, 3, 18)
+    assert "test\\_sample\\:\\:test\\_skip (3 skipped)" in render_summary(outcome)
+    report = build_report(outcome)
+    assert report["suite"]["skipped"] == 3
+    assert report["not_scored"] == [
+        {"suite": "default", "name": "test_sample::test_skip", "skipped": 3, "errors": 0}
+    ]
+
+
+def test_rerunfailures_is_named_as_retry_until_pass() -> None:
+    loaded = load_one(JUNIT / "pytest-rerun.xml")
+    (warning,) = [w for w in loaded.warnings if "pytest-rerunfailures" in w]
+    assert (
+        "re-ran 3 failing stimuli (up to 2 reruns): test_sample::test_param[b], "
+        "test_sample::test_err, test_sample::test_fixture_error" in warning
+    )
+    assert "the probability of passing within 3 attempts, not in one" in warning
+    assert not any("rerunfailures" in w for w in load_one(JUNIT / "pytest-repeat.xml").warnings)
+
+
+def test_what_a_rerun_pass_rate_estimates(tmp_path: Path) -> None:
+    """docs/formats.md: a test passing half its attempts, run once with --reruns 2, shows a
+    pass rate of 2/3 on average, and passes in the end with probability 1 - (1/2)^3 = 7/8.
+    Worked through the reader on every way the run can go, as pytest-rerunfailures writes it
+    (earlier attempts are copies without a result element)."""
+    from fractions import Fraction
+
+    copy = '<testcase classname="t" name="test_x" time="0.1"/>'
+    failed = '<testcase classname="t" name="test_x"><failure message="no"/></testcase>'
+    runs = {  # attempts as written → probability when each attempt passes with p = 1/2
+        (copy,): Fraction(1, 2),  # P
+        (copy, copy): Fraction(1, 4),  # F then P
+        (copy, copy, copy): Fraction(1, 8),  # F F P
+        (copy, copy, failed): Fraction(1, 8),  # F F F: the reruns ran out
+    }
+    mean_rate = Fraction(0)
+    passed_in_the_end = Fraction(0)
+    for number, (attempts, probability) in enumerate(runs.items()):
+        path = tmp_path / f"run{number}.xml"
+        path.write_text('<testsuite name="pytest">' + "".join(attempts) + "</testsuite>")
+        record = load_one(path).table.stimuli[("default", "t::test_x")]
+        mean_rate += probability * Fraction(record.c(), record.n())
+        passed_in_the_end += probability * record.passed[-1]
+    assert mean_rate == Fraction(2, 3)
+    assert passed_in_the_end == 1 - Fraction(1, 2) ** 3
