@@ -126,6 +126,14 @@ def ingest_options(func: F) -> F:
             help="JUnit: names like test_x[0] are pytest-flakefinder repeats, not parameters.",
         ),
         click.option("--suite", help="Suite name for files that carry none."),
+        click.option(
+            "--duplicates",
+            type=click.Choice(["error", "pool", "newest"]),
+            default="error",
+            show_default=True,
+            help="The same trial in several files (re-run logs): an error, pool every file's "
+            "trials, or keep the newest file's (by its own start time).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -206,6 +214,7 @@ def _ingest(
     scorer: str | None,
     junit_flakefinder: bool,
     suite: str | None,
+    duplicates: str,
 ) -> IngestOptions:
     return IngestOptions(
         format=format_name,
@@ -214,6 +223,7 @@ def _ingest(
         scorer=scorer,
         junit_flakefinder=junit_flakefinder,
         suite=suite,
+        duplicates=duplicates,
     )
 
 
@@ -302,6 +312,7 @@ def check(
     scorer: str | None,
     junit_flakefinder: bool,
     suite: str | None,
+    duplicates: str,
     **overrides: Any,
 ) -> None:
     """Score RESULTS (files or globs), check the gates and report.
@@ -341,7 +352,13 @@ def check(
             overrides={k: None if v is None else str(v) for k, v in overrides.items()},
             baseline=baseline,
             ingest=_ingest(
-                format_name, column_map, pass_threshold, scorer, junit_flakefinder, suite
+                format_name,
+                column_map,
+                pass_threshold,
+                scorer,
+                junit_flakefinder,
+                suite,
+                duplicates,
             ),
         )
         outcome = run_check(request)
@@ -434,6 +451,7 @@ def plan(
     scorer: str | None,
     junit_flakefinder: bool,
     suite: str | None,
+    duplicates: str,
     **overrides: Any,
 ) -> None:
     """How many trials per stimulus each gate needs, before the run (by simulation).
@@ -459,7 +477,15 @@ def plan(
         else:
             rates = _pilot_rates(
                 pilot,
-                _ingest(format_name, column_map, pass_threshold, scorer, junit_flakefinder, suite),
+                _ingest(
+                    format_name,
+                    column_map,
+                    pass_threshold,
+                    scorer,
+                    junit_flakefinder,
+                    suite,
+                    duplicates,
+                ),
                 gate_config.errors,
                 stimuli,
             )
@@ -512,6 +538,7 @@ def validate(
     scorer: str | None,
     junit_flakefinder: bool,
     suite: str | None,
+    duplicates: str,
 ) -> None:
     """Check that FILES (files or globs) are valid results and --config a valid configuration.
 
@@ -522,7 +549,9 @@ def validate(
 
     if not files and config is None:
         raise click.UsageError("name result FILES, a --config file, or both")
-    options = _ingest(format_name, column_map, pass_threshold, scorer, junit_flakefinder, suite)
+    options = _ingest(
+        format_name, column_map, pass_threshold, scorer, junit_flakefinder, suite, duplicates
+    )
     try:
         paths = expand(files)
     except EvalGateError as error:
@@ -613,6 +642,7 @@ def init(
     scorer: str | None,
     junit_flakefinder: bool,
     suite: str | None,
+    duplicates: str,
 ) -> None:
     """Write a commented gate configuration (.eval-gate.yml).
 
@@ -636,7 +666,13 @@ def init(
             from gate.scoring import score_table
 
             options = _ingest(
-                format_name, column_map, pass_threshold, scorer, junit_flakefinder, suite
+                format_name,
+                column_map,
+                pass_threshold,
+                scorer,
+                junit_flakefinder,
+                suite,
+                duplicates,
             )
             table, loaded = load(results, options)
             text = suggest(score_table(table), [item.path for item in loaded], name)

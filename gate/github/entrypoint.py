@@ -112,6 +112,7 @@ def ingest_options(inputs: ActionInputs) -> IngestOptions:
         scorer=inputs.scorer,
         junit_flakefinder=inputs.junit_flakefinder,
         suite=inputs.suite,
+        duplicates=inputs.duplicates,
     )
 
 

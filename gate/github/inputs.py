@@ -23,6 +23,8 @@ CommentMode = Literal["off", "always", "on-failure", "on-change", "recreate"]
 FailOn = Literal["gates", "errors", "never"]
 COMMENT_MODES: tuple[CommentMode, ...] = ("off", "always", "on-failure", "on-change", "recreate")
 FAIL_ON: tuple[FailOn, ...] = ("gates", "errors", "never")
+#: as --duplicates (gate.ingest.duplicates.POLICIES; that module is not imported here).
+DUPLICATE_POLICIES = ("error", "pool", "newest")
 #: the comment id goes into an HTML comment marker, so it is limited to harmless characters.
 _COMMENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
@@ -36,6 +38,7 @@ INPUT_DEFAULTS: dict[str, str] = {
     "scorer": "",
     "junit_flakefinder": "false",
     "suite": "",
+    "duplicates": "error",
     **dict.fromkeys(OVERRIDE_NAMES, ""),
     "baseline": "",
     "report": "eval-gate-report.json",
@@ -85,6 +88,7 @@ class ActionInputs:
     scorer: str | None
     junit_flakefinder: bool
     suite: str | None
+    duplicates: str
     overrides: dict[str, str | None]
     baseline: tuple[str, ...]
     report: str
@@ -186,6 +190,7 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         scorer=raw_input(env, "scorer") or None,
         junit_flakefinder=_boolean("junit_flakefinder", raw_input(env, "junit_flakefinder")),
         suite=raw_input(env, "suite") or None,
+        duplicates=_choice("duplicates", raw_input(env, "duplicates"), DUPLICATE_POLICIES),
         overrides={name: raw_input(env, name) or None for name in OVERRIDE_NAMES},
         baseline=_lines(raw_input(env, "baseline")),
         report=report,

@@ -60,6 +60,8 @@ class IngestOptions:
     junit_flakefinder: bool = False
     #: suite name for formats that carry none.
     suite: str | None = None
+    #: the same trial in several files: "error", "pool" or "newest" (gate.ingest.duplicates).
+    duplicates: str = "error"
 
 
 @dataclass(frozen=True)
@@ -146,26 +148,47 @@ def load(
 ) -> tuple[TrialTable, list[LoadedInput]]:
     """Read every file matched by ``patterns`` into one trial table."""
     from gate.ingest.detect import detect
+    from gate.ingest.duplicates import Duplicates
 
     options = options or IngestOptions()
     table = TrialTable()
     loaded: list[LoadedInput] = []
     with _no_cycle_collection():
-        for path in expand(patterns):
-            detected = options.format == "auto"
-            format_name = detect(path) if detected else options.format
-            for record in reader(format_name)(path, options):
-                if isinstance(record, SuiteSpec):
-                    table.declare_suite(record)
-                else:
-                    table.add(record)
+        detected = options.format == "auto"
+        inputs = [
+            (path, detect(path) if detected else options.format, detected)
+            for path in expand(patterns)
+        ]
+        duplicates = Duplicates(options.duplicates, inputs)  # may read newest first
+        for path, format_name, detected in duplicates.order:
+            try:
+                for record in duplicates.records(path, reader(format_name)(path, options)):
+                    if isinstance(record, SuiteSpec):
+                        table.declare_suite(record)
+                    else:
+                        table.add(record)
+            except InputError as error:
+                raise _with_a_way_out(error, table.sources) from None
             table.sources.append(path)
             loaded.append(LoadedInput(path, format_name, detected))
     if not table.stimuli:
         raise InputError("no trials found in " + ", ".join(table.sources or list(patterns)))
-    for note in look_alike_names(table.stimuli):
+    for note in [*duplicates.notes, *look_alike_names(table.stimuli)]:
         warnings.warn(note, UserWarning, stacklevel=2)
     return table.finish(), loaded
+
+
+def _with_a_way_out(error: InputError, earlier: Sequence[str]) -> InputError:
+    """A trial that an earlier file already gave: say how to keep both or the newest."""
+    text = str(error)
+    if error.expected is not None or not any(f"first at {path}" in text for path in earlier):
+        return error
+    return InputError(
+        text.removeprefix(f"{error.where}: ") if error.where else text,
+        error.where,
+        expected="each trial in one file; for re-runs, --duplicates pool keeps every file's "
+        "trials (numbered on) and --duplicates newest the newest file's",
+    )
 
 
 #: the report shows a name up to this many characters, and (as gate.report.escape.md_text

@@ -25,11 +25,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Mapping
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest.archive import Archive
+from gate.ingest.duplicates import parse_time
 from gate.ingest.jsonstream import STREAMED, JsonStream
 from gate.ingest.values import (
     clip_unit,
@@ -104,6 +106,28 @@ def read(path: str, options: IngestOptions) -> Iterator[Record]:
     else:
         header, samples = _read_json(path)
     yield from _trials(path, header, samples, options)
+
+
+def started(path: str) -> datetime | None:
+    """When the run of this log started (``stats.started_at``, else ``eval.created``), read
+    from the header alone (a .json log's header comes before its samples)."""
+    if read_head(path, 4).startswith(b"PK"):
+        with Archive(path) as archive:
+            names = archive.names
+            name = "header.json" if "header.json" in names else "_journal/start.json"
+            header = archive.json(name) if name in names else None
+    else:
+        stream = JsonStream(path, [("samples",)])
+        for _ in stream.pieces():
+            break  # the members before the samples are read
+        header = stream.document
+    if not isinstance(header, Mapping):
+        return None
+    stats, evaluation = header.get("stats"), header.get("eval")
+    for holder, key in ((stats, "started_at"), (evaluation, "created")):
+        if isinstance(holder, Mapping) and (moment := parse_time(holder.get(key))):
+            return moment
+    return None
 
 
 # --- .eval archives -----------------------------------------------------------------------

@@ -38,11 +38,13 @@ import re
 import xml.parsers.expat
 from array import array
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from gate import limits
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
+from gate.ingest.duplicates import parse_time
 from gate.ingest.values import message_text, warn
 from gate.reading import open_input, too_large
 from gate.trials import DEFAULT_SUITE, Status, Trial
@@ -374,6 +376,31 @@ class _Parser:
                 )
                 return stem, int(index_digits) - 1, exact
         return cases.stem_id(classname, name, _PLAIN, None, 0), -1, True
+
+
+class _Found(Exception):
+    """Stops expat once the first testsuite is seen."""
+
+
+def started(path: str) -> datetime | None:
+    """When the tests ran: the first ``<testsuite>``'s ``timestamp`` (pytest and Surefire
+    write one), read without going further."""
+    found: list[str | None] = []
+    parser = xml.parsers.expat.ParserCreate()
+
+    def start(tag: str, attributes: dict[str, str]) -> None:
+        if tag == "testsuite" or (tag == "testsuites" and "timestamp" in attributes):
+            found.append(attributes.get("timestamp"))
+            raise _Found
+
+    parser.StartElementHandler = start
+    try:
+        with open_input(path) as handle:
+            while block := handle.read(64 * 1024):
+                parser.Parse(block, False)
+    except (_Found, xml.parsers.expat.ExpatError, OSError):
+        pass
+    return parse_time(found[0]) if found else None
 
 
 def read(path: str, options: IngestOptions) -> Iterator[Record]:

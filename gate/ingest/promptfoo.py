@@ -18,15 +18,18 @@ provider; its trials are the group's results in ``testIdx`` order.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, NamedTuple
 
 import orjson
 
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
+from gate.ingest.duplicates import parse_time
 from gate.ingest.jsonstream import JsonStream
 from gate.ingest.values import (
     clip_unit,
@@ -40,6 +43,7 @@ from gate.ingest.values import (
 from gate.trials import DEFAULT_SUITE, GraderResult, Status, Trial
 
 _ERROR = 2  # promptfoo ResultFailureReason.ERROR
+_EVAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?$")
 
 
 class _Entry(NamedTuple):
@@ -206,6 +210,24 @@ def _entry(result: Mapping[str, Any], position: int, where: Provenance, provider
     graders = _graders(result, where)
     message = None if passed else _reason(result)
     return _Entry(order, position, where, "ok", passed, score, graders, message, metadata)
+
+
+def started(path: str) -> datetime | None:
+    """When the eval ran: ``results.timestamp``, else the time in the ``evalId``
+    (``eval-XYZ-2026-11-23T02:06:16``), read before the results."""
+    stream = JsonStream(path, RESULTS_PATHS)
+    for _ in stream.pieces():
+        break  # the members before the results are read
+    document = stream.document
+    if not isinstance(document, Mapping):
+        return None
+    results = document.get("results")
+    if isinstance(results, Mapping) and (moment := parse_time(results.get("timestamp"))):
+        return moment
+    eval_id = document.get("evalId")
+    if isinstance(eval_id, str) and (found := _EVAL_TIME.search(eval_id)):
+        return parse_time(found.group())
+    return None
 
 
 def read(path: str, options: IngestOptions) -> Iterator[Record]:

@@ -21,6 +21,7 @@ import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -29,6 +30,7 @@ from gate import limits
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import pointer
+from gate.ingest.duplicates import parse_time
 from gate.ingest.jsonstream import STREAMED, JsonStream
 from gate.ingest.values import (
     Appearance,
@@ -215,6 +217,15 @@ def tau2_message(reason: str | None, reward: float, reward_info: Any) -> str | N
     if reason not in (None, "user_stop", "agent_stop"):
         text += f"; termination_reason {reason}"
     return message_text(text)
+
+
+def started_tau2(path: str) -> datetime | None:
+    """When the tau2-bench run started (its ``timestamp``), read before the simulations."""
+    stream = JsonStream(path, [("simulations",), ("simulation_index",)])
+    for _ in stream.pieces():
+        break
+    document = stream.document
+    return parse_time(document.get("timestamp")) if isinstance(document, Mapping) else None
 
 
 def read_tau2(path: str, options: IngestOptions) -> Iterator[Record]:

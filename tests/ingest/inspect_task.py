@@ -1,11 +1,13 @@
 """Produce real Inspect AI logs offline (mockllm), for the fixtures and the slow test.
 
-Run ``python tests/ingest/inspect_task.py OUT_DIR [eval|json]`` with inspect-ai
+Run ``python tests/ingest/inspect_task.py OUT_DIR [eval|json] [rerun]`` with inspect-ai
 installed. Five samples × 4 epochs, three scorers:
 
 * ``easy`` always right, ``hard`` always wrong, ``flaky`` right on odd epochs,
   ``3`` (an integer id) right on epochs 1-3, ``boom`` errors on epoch 2.
 * ``match`` gives C/I, ``grade`` gives C/P/I, ``confidence`` a float.
+* ``rerun``: the same task run again after a fix: ``flaky`` right on every epoch and
+  ``boom`` no longer errors (a second log, as a re-run writes one).
 
 The model's answer depends only on (sample, epoch), so the log is the same
 whatever order Inspect runs the epochs in.
@@ -24,6 +26,9 @@ ANSWERS = {
     "three": {1, 2, 3},
     "boom": {1, 2, 3, 4},
 }
+#: the re-run after a fix: flaky is right every time, boom no longer explodes.
+RERUN = {**ANSWERS, "flaky": {1, 2, 3, 4}}
+ANSWERED = ANSWERS
 
 
 def build_task() -> Any:
@@ -36,7 +41,7 @@ def build_task() -> Any:
     @solver
     def tag_epoch() -> Any:
         async def solve(state: TaskState, generate: Generate) -> TaskState:
-            if state.sample_id == "boom" and state.epoch == 2:
+            if state.sample_id == "boom" and state.epoch == 2 and ANSWERED is ANSWERS:
                 raise RuntimeError("sandbox exploded on epoch 2")
             state.user_prompt.text = f"{state.user_prompt.text} epoch={state.epoch}"
             return state
@@ -84,7 +89,7 @@ def model() -> Any:
     def respond(messages: Any, tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
         text = messages[-1].text
         name, _, epoch = text.rpartition(" epoch=")
-        if int(epoch) in ANSWERS[name]:
+        if int(epoch) in ANSWERED[name]:
             answer = "yes"
         elif name == "flaky":
             answer = "almost no"
@@ -98,8 +103,11 @@ def model() -> Any:
     return get_model("mockllm/model", custom_outputs=respond)
 
 
-def main(out_dir: str, log_format: str = "eval") -> None:
+def main(out_dir: str, log_format: str = "eval", variant: str = "first") -> None:
     from inspect_ai import eval as inspect_eval
+
+    global ANSWERED
+    ANSWERED = RERUN if variant == "rerun" else ANSWERS
 
     logs = inspect_eval(
         build_task(),
