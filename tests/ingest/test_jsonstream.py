@@ -1,0 +1,154 @@
+"""jsonstream: a JSON document's large array read in pieces gives what json.loads gives.
+
+The pieces, blocks and scan windows are made tiny here so that every cut falls everywhere:
+inside strings, after backslashes, inside nested values, between elements.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate.errors import InputError
+from gate.ingest import jsonstream
+from gate.ingest.jsonstream import STREAMED, JsonStream
+
+
+def _stream(document: bytes, paths: list[tuple[str, ...]]) -> tuple[Any, list[Any], JsonStream]:
+    """The document (streamed arrays marked), the elements of every streamed array in order."""
+    stream = JsonStream("f.json", paths, handle=io.BytesIO(document))
+    elements: list[Any] = []
+    read: dict[str, int] = {}
+    for piece in stream.pieces():
+        assert piece.start == read.get(piece.pointer, 0)  # each array's pieces follow on
+        read[piece.pointer] = piece.start + len(piece.values)
+        elements.extend(piece.values)
+    return stream.document, elements, stream
+
+
+@pytest.fixture
+def tiny(monkeypatch: pytest.MonkeyPatch) -> random.Random:
+    rng = random.Random(20240607)
+    monkeypatch.setattr(jsonstream, "PIECE_BYTES", 7)
+    monkeypatch.setattr(jsonstream, "BLOCK_BYTES", 5)
+    monkeypatch.setattr(jsonstream, "_SCAN_BYTES", 3)
+    return rng
+
+
+def _value(rng: random.Random, depth: int = 0) -> Any:
+    """A random JSON value with the characters that trouble a scanner: quotes, backslashes,
+    brackets and commas inside strings, nesting, non-ASCII text."""
+    kind = rng.random()
+    if depth > 3 or kind < 0.35:
+        return rng.choice(
+            [0, -2.5, 1e-7, 10**20, True, False, None, "", 'a"b', "c\\", "x,]}{[", 'é\\\\"', "\n"]
+        )
+    if kind < 0.65:
+        return [_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return {f'k{i}"\\': _value(rng, depth + 1) for i in range(rng.randint(0, 3))}
+
+
+def test_every_cut_gives_what_json_loads_gives(
+    tiny: random.Random, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for _ in range(150):
+        samples = [{"id": i, "v": _value(tiny)} for i in range(tiny.randint(0, 12))]
+        document = {"eval": _value(tiny), "samples": samples, "reductions": _value(tiny)}
+        for indent in (None, 2):
+            monkeypatch.setattr(jsonstream, "PIECE_BYTES", tiny.randint(1, 120))
+            monkeypatch.setattr(jsonstream, "BLOCK_BYTES", tiny.randint(1, 90))
+            monkeypatch.setattr(jsonstream, "_SCAN_BYTES", tiny.randint(1, 40))
+            text = json.dumps(document, indent=indent, ensure_ascii=indent is None).encode()
+            found, elements, stream = _stream(text, [("samples",)])
+            assert elements == samples
+            assert stream.streamed == [("samples",)]
+            assert found == {**document, "samples": STREAMED}
+            rooted, elements, _ = _stream(json.dumps(samples, indent=indent).encode(), [()])
+            assert rooted is STREAMED and elements == samples
+
+
+def test_nested_and_several_arrays(tiny: random.Random) -> None:
+    document = {
+        "evalId": "e",
+        "results": {"version": 3, "results": [{"a": 1}, {"a": [2, {"b": "]"}]}], "stats": {}},
+        "simulations": [],
+        "simulation_index": [{"id": "x"}],
+    }
+    paths = [("results", "results"), ("simulations",), ("simulation_index",)]
+    found, elements, stream = _stream(json.dumps(document).encode(), paths)
+    assert elements == [{"a": 1}, {"a": [2, {"b": "]"}]}, {"id": "x"}]
+    assert stream.streamed == paths
+    assert found["results"] == {"version": 3, "results": STREAMED, "stats": {}}
+
+
+def test_the_document_is_never_held_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jsonstream, "BLOCK_BYTES", 64 * 1024)
+    path = tmp_path / "big.json"
+    records = [
+        {"task_id": i % 100, "trial": i // 100, "reward": 1.0, "traj": ["x" * 50]}
+        for i in range(50_000)
+    ]
+    path.write_text(json.dumps(records))  # about 5 MB
+    largest = 0
+    stream = JsonStream(str(path), [()])
+    count = 0
+    for piece in stream.pieces():
+        largest = max(largest, len(stream._buffer))
+        count += len(piece.values)
+        assert len(piece.values) < 1000  # pieces of about 32 KiB
+    assert count == 50_000
+    assert largest < 300 * 1024
+
+
+def test_errors_name_the_element_the_field_and_the_place_in_the_file(
+    tiny: random.Random,
+) -> None:
+    cases = {
+        b'[{"a":1},{"a":NaN}]': "f.json at /1/a: NaN is not valid JSON (use null or a finite "
+        "number) (line 1, column 15)",
+        b'[{"a":1},\n {"a":1,"a":2}]': "f.json at /1/a: duplicate key 'a' in one object "
+        "(line 2, column 9)",
+        b'[{"a":1},\n{"b": 1e400}]': "f.json at /1/b: the number 1e400 is too large (use a "
+        "finite number) (line 2, column 7)",
+        b'[{"a":1} {"a":2}]': "f.json: not valid JSON: expected ',' or ']' after an element of "
+        "the array (line 1, column 10); found '{'",
+        b'[{"a":1},': "f.json at /1: not valid JSON: Expecting value (line 1, column 10)",
+        b"[1,2] x": "f.json: unexpected data after the JSON value (line 1, column 7); expected "
+        "one JSON value per file (or use .jsonl for one record per line)",
+        b'{"samples":[1], "samples": []}': "f.json at /samples: duplicate key 'samples' in one "
+        "object (line 1, column 26)",
+        b'[{"a": [1, 2}]': "f.json at /0: not valid JSON: Expecting ',' delimiter (line 1, "
+        "column 13)",
+        b'\xef\xbb\xbf[{"a":"\xff"}]': "f.json at /0: not UTF-8 text (invalid start byte, line 1)",
+    }
+    for document, message in cases.items():
+        with pytest.raises(InputError) as raised:
+            _stream(document, [(), ("samples",)])
+        assert str(raised.value) == message
+
+
+def test_blanks_cost_no_memory() -> None:
+    blanks = b" " * (20 * 1024 * 1024)
+    stream = JsonStream("f.json", [()], handle=io.BytesIO(blanks + b"[1]" + blanks))
+    assert [list(piece.values) for piece in stream.pieces()] == [[1]]
+    assert len(stream._buffer) <= jsonstream.BLOCK_BYTES
+
+
+def test_one_element_of_too_many_values_is_refused_before_it_is_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("EVAL_GATE_MAX_JSON_VALUES", "1000")
+    zeros = b"[" + b"0," * 5000 + b"0]"
+    with pytest.raises(InputError, match=r"at /1: the number of JSON values is over"):
+        _stream(b'[{"id": 1}, {"zeros": ' + zeros + b"}]", [()])
+
+
+def test_an_element_over_the_document_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVAL_GATE_MAX_DOCUMENT_BYTES", "100000")
+    with pytest.raises(InputError, match=r"at /0: one element of the array is over the"):
+        _stream(b'[{"text": "' + b"x" * 300_000 + b'"}]', [()])
