@@ -72,22 +72,31 @@ class _Samples:
         self.scorers: dict[str, None] = {}
 
     def add(self, sample: Any, where: Provenance) -> None:
-        _check_sample(sample, where)
+        # Parsed JSON objects are dicts: exact type tests, far cheaper than isinstance(Mapping).
+        sample_id = sample.get("id") if type(sample) is dict else None
+        epoch: Any = sample.get("epoch") if sample_id is not None else None
+        if not (
+            (type(sample_id) is str and sample_id) or type(sample_id) is int
+        ) or not (type(epoch) is int and epoch >= 1):
+            _check_sample(sample, where)  # says what is wrong
         scores = sample.get("scores")
         reduced: dict[str, tuple[Any, Any] | None] | None = None
-        if isinstance(scores, Mapping):
+        if type(scores) is dict:
             reduced = {}
+            names = self.scorers
             for name, score in scores.items():
-                self.scorers[name] = None
-                if isinstance(score, Mapping) and "value" in score:
+                if name not in names:
+                    names[name] = None
+                if type(score) is dict and "value" in score:
                     reduced[name] = (score["value"], score.get("explanation"))
                 else:
                     reduced[name] = None
-        stimulus = str(sample["id"])
-        self.latest[(stimulus, sample["epoch"])] = _Sample(
+        stimulus = str(sample_id)
+        error = sample.get("error")
+        self.latest[(stimulus, epoch)] = _Sample(
             stimulus,
-            sample["epoch"],
-            _error_message(sample.get("error")),
+            epoch,
+            _error_message(error) if error else None,
             reduced,
             _metadata(sample, where),
             where,
@@ -294,22 +303,23 @@ def _error_message(error: Any) -> str | None:
 
 def _metadata(sample: Mapping[str, Any], where: Provenance) -> dict[str, Any]:
     metadata: dict[str, Any] = {"epoch": sample.get("epoch")}
-    total_time = metadata_number(sample.get("total_time"), where, "total_time")
+    total_time = sample.get("total_time")
+    if type(total_time) is not float:
+        total_time = metadata_number(total_time, where, "total_time")
     if total_time is not None:
         metadata["duration_s"] = total_time
     usage = sample.get("model_usage")
-    if isinstance(usage, Mapping) and usage:
-        tokens = {"input": 0, "output": 0, "total": 0}
+    if type(usage) is dict and usage:
+        # Tokens are the total over every model the sample used (input + output where a
+        # model reports no total).
+        tokens = 0
         for per_model in usage.values():
-            if isinstance(per_model, Mapping):
-                for source, target in (
-                    ("input_tokens", "input"),
-                    ("output_tokens", "output"),
-                    ("total_tokens", "total"),
-                ):
-                    value = per_model.get(source)
-                    if isinstance(value, int) and not isinstance(value, bool):
-                        tokens[target] += value
+            if type(per_model) is dict:
+                total = per_model.get("total_tokens")
+                if type(total) is not int:
+                    parts = (per_model.get("input_tokens"), per_model.get("output_tokens"))
+                    total = sum(part for part in parts if type(part) is int)
+                tokens += total
         metadata["tokens"] = tokens
     if sample.get("limit"):
         metadata["limit"] = sample["limit"]
