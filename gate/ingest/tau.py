@@ -134,6 +134,7 @@ def read_tau(path: str, options: IngestOptions) -> Iterator[Record]:
     """Read a tau-bench results array (streamed: the file is never held whole)."""
     stream = JsonStream(path, [()])
     suite = options.suite or DEFAULT_SUITE
+    bar = options.pass_threshold  # as _passed, inlined: a million calls
     order = Appearance()
     outside = 0
     for piece in stream.pieces():
@@ -164,16 +165,24 @@ def read_tau(path: str, options: IngestOptions) -> Iterator[Record]:
                     provenance=where,
                 )
                 continue
-            passed = _passed(reward, options)
+            passed = (
+                -SUCCESS_TOLERANCE <= reward - 1.0 <= SUCCESS_TOLERANCE
+                if bar is None
+                else (reward >= bar)
+            )
             yield Trial(
                 stimulus,
                 index,
                 suite,
-                passed=passed,
-                score=min(1.0, max(0.0, reward)),
-                message=None if passed else tau_info_message(reward, info),
-                metadata={"reward": reward},
-                provenance=where,
+                "ok",
+                passed,
+                min(1.0, max(0.0, reward)),
+                None,
+                (),
+                (),
+                None if passed else tau_info_message(reward, info),
+                {"reward": reward},
+                where,
             )
     _tau_root(path, stream)
     _outside(path, outside)
@@ -334,8 +343,9 @@ def _tau2_trial(
             trial=index,
             suite=suite or DEFAULT_SUITE,
             status="error",
-            message=f"termination_reason {reason}"
-            + ("" if raw_reward is not None else " (no reward)"),
+            message=message_text(
+                f"termination_reason {reason}" + ("" if raw_reward is not None else " (no reward)")
+            ),
             metadata=metadata,
             provenance=where,
         )
