@@ -8,6 +8,8 @@ fields the tool always writes, trimmed transcripts), the reference — the stand
 plain parse of the same file, nothing kept — and the ``eval-gate check`` options that read it.
 JUnit, tau-bench, tau2-bench and Vally hold 10,000 stimuli x 100 trials; promptfoo and Inspect
 1,000 x 100 (their records are larger: a promptfoo result or an Inspect sample is 1-2 KB).
+``tau-bench-min`` is tau-bench cut to task_id, trial and reward (the shape of the repository's
+fixture): 47 bytes a trial, the hardest ratio.
 Files are generated once and cached in ``bench/.data/`` (git-ignored).
 
 For every format, each in its own subprocess so that time and peak RSS (``os.wait4``) are the
@@ -178,6 +180,26 @@ def write_tau_bench(path: Path, spec: Spec) -> None:
                 out.write(("\n  " if first else ",\n  ") + text.replace("\n", "\n  "))
                 first = False
         out.write("\n]")
+
+
+def write_tau_bench_min(path: Path, spec: Spec) -> None:
+    """tau-bench reduced to task_id, trial and reward, as the repository's fixture of the
+    public gpt-4o airline run stores it: the smallest record per trial, so the hardest
+    ratio (the parse is cheap, the per-trial work is not)."""
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("[")
+        first = True
+        for rows in trial_rows(spec):
+            for row in rows:
+                record = _tau_record(row)
+                small = {
+                    "task_id": record["task_id"],
+                    "trial": row.trial,
+                    "reward": record["reward"],
+                }
+                out.write(("" if first else ", ") + json.dumps(small))
+                first = False
+        out.write("]")
 
 
 def write_tau2_bench(path: Path, spec: Spec) -> None:
@@ -503,6 +525,7 @@ class Format:
 FORMATS: list[Format] = [
     Format("junit", ".xml", write_junit, "iterparse", ITERPARSE),
     Format("tau-bench", ".json", write_tau_bench, "json.load", JSON_LOAD),
+    Format("tau-bench-min", ".json", write_tau_bench_min, "json.load", JSON_LOAD),
     Format("tau2-bench", ".json", write_tau2_bench, "json.load", JSON_LOAD),
     Format("vally", ".jsonl", write_vally, "json.loads per line", JSON_LOADS_PER_LINE),
     Format("promptfoo", ".json", write_promptfoo, "json.load", JSON_LOAD,

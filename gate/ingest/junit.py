@@ -61,6 +61,8 @@ _EXTRA_TAGS = ("flakyFailure", "flakyError", "rerunFailure", "rerunError")
 #: the message of an earlier copy that pytest-rerunfailures ran again (written as passed).
 RERUN_MESSAGE = "failed attempt before a rerun (pytest-rerunfailures)"
 
+#: trials made at a time from the sorted attempts.
+_EMIT_BLOCK = 65536
 #: repeat counts and run numbers past this are parameters, not repeats (and never a bit mask).
 _MAX_RUNS = 100_000
 
@@ -371,8 +373,13 @@ class _Parser:
             if cut > 0:
                 count = int(count_digits)
                 stem = cases.stem_id(classname, base, _REPEATED, params, count)
-                exact = all(
-                    d.isascii() and (d == "0" or d[0] != "0") for d in (index_digits, count_digits)
+                # Written again from numbers, the digits come out the same unless they were
+                # not ASCII or had leading zeros (both are at least 1 here).
+                exact = (
+                    index_digits[0] != "0"
+                    and count_digits[0] != "0"
+                    and index_digits.isascii()
+                    and count_digits.isascii()
                 )
                 return stem, int(index_digits) - 1, exact
         return cases.stem_id(classname, name, _PLAIN, None, 0), -1, True
@@ -502,51 +509,65 @@ def _trials(
     if extras:
         alone[[number for number, _ in extras]] = False
     kinds, messages, lines = cases.kind, cases.messages, cases.line
-    times, stems = cases.time, cases.stems
+    times, stems, case_stems, case_index = cases.time, cases.stems, cases.stem, cases.index
+    names_written, message_ids = cases.names, cases.message
     previous, trial = -1, 0
-    for position in order.tolist():
-        number = int(attempt_case[position])
-        sub = int(attempt_sub[position])
-        current = int(attempt_stimulus[position])
-        trial = trial + 1 if current == previous else 0
-        previous = current
-        if sub:
-            kind, message_id = extras[(number, sub)]
-            written_as = ("flaky" if sub < 0 else "rerun") + (
-                "Error" if kind == ERROR else "Failure"
+    # In blocks: numpy's scalars are slow to index one by one, and whole lists of a million
+    # numbers would take 36 MB each.
+    for start in range(0, len(order), _EMIT_BLOCK):
+        block = order[start : start + _EMIT_BLOCK]
+        numbers = attempt_case[block].tolist()
+        subs = attempt_sub[block].tolist()
+        currents = attempt_stimulus[block].tolist()
+        repeats = index[attempt_case[block]].tolist()
+        reruns = rerun[attempt_case[block]].tolist()
+        lone = alone[attempt_case[block]].tolist()
+        for number, sub, current, repeat, was_rerun, single in zip(
+            numbers, subs, currents, repeats, reruns, lone, strict=True
+        ):
+            trial = trial + 1 if current == previous else 0
+            previous = current
+            if sub:
+                kind, message_id = extras[(number, sub)]
+                written_as = ("flaky" if sub < 0 else "rerun") + (
+                    "Error" if kind == ERROR else "Failure"
+                )
+            elif was_rerun:
+                kind, message_id, written_as = RERUN, -1, "rerun"
+            else:
+                kind, message_id = kinds[number], message_ids[number]
+                written_as = _KINDS[kind]
+            status: Status = "error" if kind == ERROR else "skipped" if kind == SKIPPED else "ok"
+            written = names_written.get(number)
+            if written is None:
+                stem = stems[case_stems[number]]
+                at = case_index[number]
+                written = stem.name(at) if at >= 0 else stem.base
+            metadata: dict[str, Any] = {"junit_name": written, "attempt": written_as}
+            if repeat >= 0:
+                metadata["repeat"] = repeat
+            seconds = times[number]
+            # A testcase's time covers all attempts it records; split it no further.
+            if seconds == seconds and single:
+                metadata["duration_s"] = seconds
+            if kind == RERUN:
+                message: str | None = RERUN_MESSAGE
+            else:
+                message = messages[message_id] if message_id >= 0 else None
+            yield Trial(
+                names[current],
+                trial,
+                suite,
+                status,
+                kind == PASSED if status == "ok" else None,
+                None,
+                None,
+                (),
+                (),
+                message,
+                metadata,
+                Provenance(path, lines[number]),
             )
-        elif rerun[number]:
-            kind, message_id, written_as = RERUN, -1, "rerun"
-        else:
-            kind, message_id = kinds[number], cases.message[number]
-            written_as = _KINDS[kind]
-        status: Status = "error" if kind == ERROR else "skipped" if kind == SKIPPED else "ok"
-        repeat = int(index[number])
-        stem = stems[cases.stem[number]]
-        written = cases.names.get(number)
-        if written is None:
-            written = stem.name(cases.index[number]) if cases.index[number] >= 0 else stem.base
-        metadata: dict[str, Any] = {"junit_name": written, "attempt": written_as}
-        if repeat >= 0:
-            metadata["repeat"] = repeat
-        seconds = times[number]
-        # A testcase's time covers all attempts it records; split it no further.
-        if seconds == seconds and alone[number]:
-            metadata["duration_s"] = seconds
-        yield Trial(
-            names[current],
-            trial,
-            suite,
-            status,
-            passed=kind == PASSED if status == "ok" else None,
-            message=RERUN_MESSAGE
-            if kind == RERUN
-            else messages[message_id]
-            if message_id >= 0
-            else None,
-            metadata=metadata,
-            provenance=Provenance(path, lines[number]),
-        )
 
 
 def _warn_reruns(path: str, names: list[str], stimulus: Any, rerun: Any, same: Any) -> None:
