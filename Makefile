@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test image-test bench bench-scale bench-sequential bench-coverage bench-terminal clean
+.PHONY: run test image-test bench bench-scale bench-scale-adapters bench-sequential bench-coverage bench-terminal clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,9 @@ bench: $(VENV)/.test-installed
 
 bench-scale: $(VENV)/.run-installed
 	$(BIN)/python bench/scale.py
+
+bench-scale-adapters: $(VENV)/.run-installed
+	$(BIN)/python bench/scale_adapters.py
 
 # Sequential (check --sequential) against a fixed design and naive re-checking: error rates
 # and trials spent for a few truths.

@@ -69,8 +69,9 @@ DOCUMENT_BYTES = Limit(
     "document size",
     512 * MIB,
     "bytes",
-    "one JSON or XML document parsed whole (a .json results file, JUnit XML, one member of "
-    "an Inspect .eval archive after unpacking); memory grows with it",
+    "one JSON value parsed whole: a .json results file read whole, one element or member of a "
+    "document read piece by piece (promptfoo, Inspect, tau-bench, tau2-bench), an Inspect "
+    ".eval header; memory grows with it",
     "EVAL_GATE_MAX_DOCUMENT_BYTES",
 )
 INSPECT_UNPACKED_BYTES = Limit(
