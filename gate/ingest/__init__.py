@@ -168,6 +168,8 @@ def load(
                     else:
                         table.add(record)
             except InputError as error:
+                if options.duplicates != "error":
+                    raise
                 raise _with_a_way_out(error, table.sources) from None
             table.sources.append(path)
             loaded.append(LoadedInput(path, format_name, detected))

@@ -165,3 +165,14 @@ def test_the_cli_option_and_the_action_input() -> None:
     assert ingest_options(read_inputs(env)).duplicates == "pool"
     with pytest.raises(ActionInputError, match="input duplicates: 'latest' is not one of"):
         read_inputs({**env, "INPUT_DUPLICATES": "latest"})
+
+
+def test_counts_files_are_not_pooled(tmp_path: Path) -> None:
+    row = {"stimulus": "a", "n": 4, "c": 3}
+    for name in ("1.jsonl", "2.jsonl"):
+        (tmp_path / name).write_text(json.dumps(row) + "\n")
+    with pytest.raises(
+        InputError, match=r"stimulus 'a' in suite 'default' appears twice"
+    ) as raised:
+        load_one(tmp_path, duplicates="pool")
+    assert "--duplicates" not in str(raised.value)  # pool was asked for: no way out to offer
