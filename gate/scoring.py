@@ -15,7 +15,7 @@ import numpy as np
 from gate import metrics
 from gate.errors import ConfigError
 from gate.metrics import Interval, IntervalMethod
-from gate.trials import StimulusTrials, TrialTable
+from gate.table import StimulusTrials, TrialTable
 
 Metric = Literal["pass_rate", "pass_at_k", "pass_hat_k", "score", "flakiness"]
 

@@ -29,7 +29,8 @@ from gate.ingest.native import CHUNK_BYTES, suite_spec
 from gate.ingest.values import json_number
 from gate.reading import read_head
 from gate.schemas import first_invalid, validate
-from gate.trials import DEFAULT_SUITE, StimulusCounts, TrialTable
+from gate.table import TrialTable
+from gate.trials import DEFAULT_SUITE, StimulusCounts
 
 #: What the report says once per counts file.
 ORDER_WARNING = (
