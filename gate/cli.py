@@ -316,7 +316,7 @@ def check(
     from gate.ingest import input_files
     from gate.pipeline import request_from_options, run_check
     from gate.report import wording
-    from gate.report.json_report import build_report, dumps, write_json
+    from gate.report.json_report import build_report, dumps, write_report
     from gate.report.markdown import render_summary
 
     json_to_stdout = json_path == "-"
@@ -354,7 +354,7 @@ def check(
     # The verdict stands; an output that cannot be written is a warning, not exit code 2.
     if json_path and not json_to_stdout:
         try:
-            write_json(json_path, build_report(outcome))
+            write_report(json_path, outcome)
         except OutputError as error:
             say(f"eval-gate: warning: the JSON report was not written: {error}")
     if summary and summary != "-":

@@ -134,7 +134,7 @@ def evaluate(env: Mapping[str, str], *, write_report: bool = True) -> Evaluation
     """Read inputs and results, run the pipeline and build everything that will be published."""
     from gate.ingest import input_files
     from gate.pipeline import run_check
-    from gate.report.json_report import build_report, write_json
+    from gate.report.json_report import write_report as write_json_report
     from gate.report.markdown import render_summary
 
     context = context_from_env(env)
@@ -152,7 +152,7 @@ def evaluate(env: Mapping[str, str], *, write_report: bool = True) -> Evaluation
             outcome = run_check(check_request(inputs))
         if write_report:
             try:
-                write_json(inputs.report, build_report(outcome))
+                write_json_report(inputs.report, outcome)
             except OutputError as error:  # the verdict stands; the report is missing
                 report_problem = str(error)
     except Exception as error:  # a bug is an error (exit 2), never a crash
