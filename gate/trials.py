@@ -139,7 +139,8 @@ class TrialBatch:
     suite: str = DEFAULT_SUITE
     stimulus: str | None = None
     tags: tuple[str, ...] = ()
-    #: the records' trial indices when the reader already has them as int64 (saves a pass)
+    #: the records' trial indices when the reader already has them as int64 (saves a pass);
+    #: nested document: given only when no record has a ``trial`` (each is its position)
     indices: Any = None
     #: nested document: the position of ``records[0]`` in its stimulus's trials array
     first_position: int = 0

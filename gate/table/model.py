@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -52,10 +53,8 @@ if TYPE_CHECKING:
 USAGE_FIELDS = ("cost_usd", "duration_s", "tokens")
 #: Messages kept per stimulus: the first ones read of trials that did not pass.
 MESSAGES_KEPT = 3
-#: Trials added one by one are decided and stored this many at a time.
+#: Trials added one by one, and small batches, are decided and stored this many at a time.
 _PENDING = 4096
-#: Batches smaller than this go with the buffered trials: numpy's per-call cost would dominate.
-_SMALL_BATCH = 32
 
 _STATUS_OF: dict[int, Status] = {PASS: "ok", FAIL: "ok", ERROR: "error", SKIPPED: "skipped"}
 _OUTCOME_OF: dict[int, Outcome] = {FAIL: "failed", ERROR: "errored", SKIPPED: "skipped"}
@@ -381,7 +380,8 @@ class TrialTable:
         self._store = SlotStore(_COLUMNS)
         self._packer = ProvenancePacker()
         self._message_log = _MessageLog(MESSAGES_KEPT)
-        self._pending: list[Trial] = []
+        self._pending: list[Trial | TrialBatch] = []
+        self._pending_trials = 0
         # Rows of the store: one per stimulus given as trials, in order of first sight.
         self._rows: list[StimulusTrials] = []
         self._row_of: dict[tuple[str, str], int] = {}  # (suite, stimulus) → row, for batches
@@ -482,17 +482,24 @@ class TrialTable:
     # -- adding -------------------------------------------------------------------------
 
     def add(self, trial: Trial | TrialBatch | StimulusCounts) -> None:
-        """Add one trial (buffered), a batch of native records, or one stimulus's totals."""
+        """Add one trial or a batch of native records (both buffered), or one stimulus's
+        totals."""
         if isinstance(trial, Trial):
             self._pending.append(trial)
-            if len(self._pending) >= _PENDING:
-                self.flush()
+            self._pending_trials += 1
         elif isinstance(trial, TrialBatch):
-            self.flush()
-            self.add_batch(trial)
+            self._pending.append(trial)
+            self._pending_trials += len(trial.records)
         else:
             self.flush()
             self.add_counts(trial)
+            return
+        if self._pending_trials >= _PENDING:
+            self.flush()
+
+    def add_batch(self, batch: TrialBatch) -> None:
+        """Add schema-valid native records column-wise; the same result as one by one."""
+        self.add(batch)
 
     def extend(self, items: Iterable[Trial | TrialBatch | StimulusCounts | SuiteSpec]) -> None:
         """Add every item (suite declarations too); every error is raised before this returns,
@@ -509,10 +516,24 @@ class TrialTable:
         self.flush()
 
     def flush(self) -> None:
-        """Decide and store the trials added one by one so far (raising their first error)."""
-        if self._pending:
-            pending, self._pending = self._pending, []
-            self._add_trials(pending)
+        """Decide and store the trials and batches added so far, in order (raising the first
+        error after storing every trial before it)."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        self._pending_trials = 0
+        start = 0
+        while start < len(pending):
+            kind = type(pending[start])
+            stop = start + 1
+            while stop < len(pending) and type(pending[stop]) is kind:
+                stop += 1
+            run = pending[start:stop]
+            if kind is Trial:
+                self._add_trials(run)  # type: ignore[arg-type]
+            else:
+                self._add_batches(run)  # type: ignore[arg-type]
+            start = stop
 
     def _add_trials(self, trials: list[Trial]) -> None:
         """Trials one by one into columns, then :meth:`_add_columns`."""
@@ -582,8 +603,8 @@ class TrialTable:
         if error is not None:
             raise error
 
-    def add_batch(self, batch: TrialBatch) -> None:
-        """Add schema-valid native records column-wise; the same result as one by one.
+    def _add_batches(self, batches: list[TrialBatch]) -> None:
+        """Schema-valid native records, column-wise; the same result as one by one.
 
         Plain records (``passed``/``score``/``status``) become columns with numpy; those
         with graders or an outcome are looked at one by one. When a record is a duplicate
@@ -592,26 +613,90 @@ class TrialTable:
         """
         import numpy as np
 
-        self.flush()
-        records = batch.records
-        size = len(records)
-        if size < _SMALL_BATCH:
-            self._add_trials([batch.trial(position) for position in range(size)])
-            return
-        # 1. Which stimulus, which trial index.
-        if batch.stimulus is not None:
-            record = self._record(batch.suite, batch.stimulus)
-            self.spec(batch.suite)
-            rows = np.full(size, self._give_row(record, batch.where(0)), dtype=np.int64)
-            first = batch.first_position
-            listed: Sequence[int] = [int(r.get("trial", first + i)) for i, r in enumerate(records)]
+        if len(batches) == 1:
+            records: Sequence[Mapping[str, Any]] = batches[0].records
         else:
-            rows = self._rows_of(batch)
-            listed = batch.indices if batch.indices is not None else [r["trial"] for r in records]
-        indices, exact = _int64(listed)
-        if int(indices.min()) < 0:  # not schema-valid after all: let one by one say where
-            self._add_trials([batch.trial(position) for position in range(size)])
+            records = [r for batch in batches for r in batch.records]
+        size = len(records)
+        if size == 0:
             return
+        offsets = [0]
+        for batch in batches:
+            offsets.append(offsets[-1] + len(batch.records))
+
+        def locate(i: int) -> tuple[TrialBatch, int]:
+            b = bisect_right(offsets, i) - 1
+            return batches[b], i - offsets[b]
+
+        def trial_at(i: int) -> Trial:
+            batch, position = locate(i)
+            return batch.trial(position)
+
+        # 1. Which stimulus, which trial index, where.
+        rows_parts: list[Any] = []
+        index_parts: list[tuple[Any, list[int] | None]] = []
+        where_parts: list[Any] = []
+        extras = _Extras()
+        for batch, start in zip(batches, offsets, strict=False):
+            count = len(batch.records)
+            if count == 0:
+                continue
+            if batch.stimulus is not None:
+                record = self._record(batch.suite, batch.stimulus)
+                self.spec(batch.suite)
+                row = self._give_row(record, batch.where(0))
+                rows_parts.append((row, count))
+                first = batch.first_position
+                if batch.indices is not None:
+                    index_parts.append((np.asarray(batch.indices, dtype=np.int64), None))
+                else:
+                    records_ = batch.records
+                    index_parts.append(
+                        _int64([int(r.get("trial", first + i)) for i, r in enumerate(records_)])
+                    )
+                prefix, begin = f"{batch.pointer or ''}/", first
+            else:
+                rows_parts.append((self._rows_of(batch), count))
+                if batch.indices is not None:
+                    index_parts.append((np.asarray(batch.indices, dtype=np.int64), None))
+                else:
+                    index_parts.append(_int64([r["trial"] for r in batch.records]))
+                prefix, begin = None, batch.first_line or 0
+            where_parts.append(self._packer.pack_run(batch.file, prefix, begin, count, batch.where))
+            if batch.tags:
+                extras.tags.append((start, batch.tags))
+        rows = np.concatenate(
+            [
+                np.repeat(np.array([row for row, _ in run], dtype=np.int64), [n for _, n in run])
+                if isinstance(run[0][0], int)
+                else run[0][0]
+                for run in _runs(rows_parts)
+            ]
+        )
+        where = np.concatenate(where_parts)
+        indices = np.concatenate([part for part, _ in index_parts])
+        exact: list[int] | None = None
+        if any(huge is not None for _, huge in index_parts):
+            exact = [i for part, huge in index_parts for i in (huge or part.tolist())]
+        negative = np.flatnonzero(indices < 0)
+        stop, error = size, None
+        if negative.size:  # not schema-valid after all: stop there, as one by one would
+            stop = int(negative[0])
+            trial = trial_at(stop)
+            error = InputError(
+                "trial index is negative",
+                trial.provenance,
+                expected="an integer ≥ 0",
+                found=str(trial.trial),
+            )
+            records, rows, where, indices = (
+                records[:stop],
+                rows[:stop],
+                where[:stop],
+                indices[:stop],
+            )
+            exact = exact[:stop] if exact is not None else None
+            size = stop
         self._set_rows()
 
         # 2. The rule's inputs: plain records with numpy, the rest one by one.
@@ -622,9 +707,6 @@ class TrialTable:
         all_passed = np.zeros(size, dtype=bool)
         category = np.full(size, rule.NO_CATEGORY, dtype=np.int16)
         weight = np.full(size, math.nan)
-        extras = _Extras()
-        if batch.tags:
-            extras.tags.append((0, batch.tags))
         extras.messages = [i for i, r in enumerate(records) if "message" in r]
         # One pass finds the few records that need more than that.
         attention = [
@@ -636,7 +718,7 @@ class TrialTable:
             fields = records[i]
             status[i] = rule.STATUS_CODES[fields.get("status", "ok")]
             if "graders" in fields or "outcome" in fields:
-                trial = batch.trial(i)
+                trial = trial_at(i)
                 spec = self.spec(trial.suite)
                 if trial.graders:
                     graded[i] = rule.grader_aggregate(trial.graders, spec.grader_weights)
@@ -646,11 +728,8 @@ class TrialTable:
                     category[i], weight[i] = rule.category_of(trial.outcome, spec)
             if "tags" in fields:
                 extras.tags.append((i, fields["tags"]))
+        extras.tags.sort(key=lambda item: item[0])
         extras.usage = self._batch_usage(records)
-        if batch.first_line is not None:
-            prefix, start = None, batch.first_line
-        else:
-            prefix, start = f"{batch.pointer or ''}/", batch.first_position
         self._add_columns(
             _Columns(
                 rows=rows,
@@ -667,12 +746,14 @@ class TrialTable:
                     self._bar[rows],
                     self._best[rows],
                 ),
-                where=self._packer.pack_run(batch.file, prefix, start, size, batch.where),
+                where=where,
                 extras=extras,
-                trial_at=batch.trial,
+                trial_at=trial_at,
                 message_at=lambda i: records[i]["message"],
             )
         )
+        if error is not None:
+            raise error
 
     def _rows_of(self, batch: TrialBatch) -> npt.NDArray[np.int64]:
         """The row of each JSONL record's (suite, stimulus), new stimuli given one in order."""
@@ -1044,6 +1125,21 @@ class TrialTable:
     def __len__(self) -> int:
         self.flush()
         return self._trials
+
+
+def _runs(parts: list[tuple[Any, int]]) -> Iterator[list[tuple[Any, int]]]:
+    """Consecutive parts that are one row each (an int) grouped; an array alone."""
+    run: list[tuple[Any, int]] = []
+    for part in parts:
+        if isinstance(part[0], int):
+            run.append(part)
+            continue
+        if run:
+            yield run
+            run = []
+        yield [part]
+    if run:
+        yield run
 
 
 def _int64(listed: Sequence[int]) -> tuple[npt.NDArray[np.int64], list[int] | None]:
