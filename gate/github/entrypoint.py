@@ -115,6 +115,23 @@ def ingest_options(inputs: ActionInputs) -> IngestOptions:
     )
 
 
+def baseline_ingest_options(inputs: ActionInputs) -> IngestOptions | None:
+    """How to read the baseline when ``baseline_format``/``baseline_map`` say (else None:
+    as the results)."""
+    if inputs.baseline_format is None and inputs.baseline_map is None:
+        return None
+    from dataclasses import replace
+
+    results = ingest_options(inputs)
+    return replace(
+        results,
+        format=inputs.baseline_format or results.format,
+        column_map=(
+            dict(inputs.baseline_map) if inputs.baseline_map is not None else results.column_map
+        ),
+    )
+
+
 def check_request(inputs: ActionInputs) -> CheckRequest:
     """The pipeline's request; a configuration error an input caused names that input."""
     from gate.pipeline import request_from_options
@@ -127,6 +144,7 @@ def check_request(inputs: ActionInputs) -> CheckRequest:
         baseline=inputs.baseline,
         ingest=ingest_options(inputs),
         origin="input",
+        baseline_ingest=baseline_ingest_options(inputs),
     )
 
 

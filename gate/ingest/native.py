@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from gate import limits
-from gate.errors import Provenance
+from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import (
     iter_jsonl,
@@ -110,10 +110,24 @@ def suite_spec(record: Mapping[str, Any], name: str, where: Provenance) -> Suite
     )
 
 
+#: what a native record without a trial index is told
+NO_TRIAL_INDEX = (
+    "a trial index (0, 1, ...) in every trial record; to number each stimulus's trials in "
+    "order of appearance instead, read the file with --format jsonl"
+)
+
+
 def _strict_record(
     record: Any, where: Provenance, default_suite: str
 ) -> Iterator[SuiteSpec | Trial]:
-    validate(record, "trial-record", where)
+    try:
+        validate(record, "trial-record", where)
+    except InputError as error:
+        if str(error).endswith("missing field 'trial'") and isinstance(record, dict):
+            raise InputError(
+                "missing field 'trial'", error.where, expected=NO_TRIAL_INDEX
+            ) from None
+        raise
     suite = record.get("suite", default_suite)
     if record.get("type") == "suite":
         yield suite_spec(record, suite, where)

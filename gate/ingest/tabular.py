@@ -39,6 +39,7 @@ from gate.ingest.values import (
     parse_bool,
     trial_index,
     unit_score,
+    warn,
 )
 from gate.reading import open_input, too_large
 from gate.trials import DEFAULT_SUITE, Status, Trial
@@ -373,4 +374,12 @@ def read_jsonl(path: str, options: IngestOptions) -> Iterator[Record]:
         raise InputError(
             f"--map names column(s) that no record has: {', '.join(sorted(unseen))}",
             Provenance(path),
+        )
+    numbered = sum(order._seen.values())
+    if numbered:
+        warn(
+            path,
+            f"{numbered} record(s) have no trial index (no {mapping['trial']!r} key): each "
+            "stimulus's trials are numbered in order of appearance, so a trial given twice "
+            "counts twice",
         )
