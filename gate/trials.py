@@ -191,6 +191,50 @@ class StimulusCounts:
     provenance: Provenance | None = None
 
 
+@dataclass(frozen=True)
+class TrialColumns:
+    """Many trials of one file as columns, one entry per trial: what a columnar reader (a
+    CSV or JSONL table read a block at a time) gives the table, which reduces them in one
+    call with exactly the result of adding :meth:`trial` of each one by one.
+
+    ``passed``/``score``/``outcome``: None where the row gives none; ``usage``: cost_usd,
+    duration_s, tokens (None where not given); ``lines``: where each row starts.
+    """
+
+    file: str
+    lines: Sequence[int]
+    stimulus: Sequence[str]
+    suite: Sequence[str]
+    trial: Sequence[int]
+    status: Sequence[Status]
+    passed: Sequence[bool | None]
+    score: Sequence[float | None]
+    outcome: Sequence[str | None] | None = None
+    message: Sequence[str | None] | None = None
+    tags: Sequence[tuple[str, ...]] | None = None
+    usage: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.stimulus)
+
+    def trial_at(self, i: int) -> Trial:
+        """Row ``i`` as a :class:`Trial` (its usage as metadata)."""
+        metadata = {name: values[i] for name, values in self.usage.items() if values[i] is not None}
+        return Trial(
+            stimulus=self.stimulus[i],
+            trial=self.trial[i],
+            suite=self.suite[i],
+            status=self.status[i],
+            passed=self.passed[i],
+            score=self.score[i],
+            outcome=self.outcome[i] if self.outcome is not None else None,
+            tags=self.tags[i] if self.tags is not None else (),
+            message=self.message[i] if self.message is not None else None,
+            metadata=metadata,
+            provenance=Provenance(self.file, self.lines[i]),
+        )
+
+
 Outcome = Literal["failed", "errored", "skipped"]
 
 

@@ -40,6 +40,7 @@ from gate.trials import (
     SuiteSpec,
     Trial,
     TrialBatch,
+    TrialColumns,
     TrialMessage,
 )
 
@@ -481,9 +482,13 @@ class TrialTable:
 
     # -- adding -------------------------------------------------------------------------
 
-    def add(self, trial: Trial | TrialBatch | StimulusCounts) -> None:
-        """Add one trial or a batch of native records (both buffered), or one stimulus's
-        totals."""
+    def add(self, trial: Trial | TrialBatch | TrialColumns | StimulusCounts) -> None:
+        """Add one trial or a batch of native records (both buffered), many trials as
+        columns, or one stimulus's totals."""
+        if isinstance(trial, TrialColumns):
+            self.flush()
+            self._add_trial_columns(trial)
+            return
         if isinstance(trial, Trial):
             self._pending.append(trial)
             self._pending_trials += 1
@@ -501,7 +506,9 @@ class TrialTable:
         """Add schema-valid native records column-wise; the same result as one by one."""
         self.add(batch)
 
-    def extend(self, items: Iterable[Trial | TrialBatch | StimulusCounts | SuiteSpec]) -> None:
+    def extend(
+        self, items: Iterable[Trial | TrialBatch | TrialColumns | StimulusCounts | SuiteSpec]
+    ) -> None:
         """Add every item (suite declarations too); every error is raised before this returns,
         and an earlier trial's error before one the items' reader raises later."""
         try:
@@ -540,14 +547,14 @@ class TrialTable:
         import numpy as np
 
         size = len(trials)
-        rows = np.empty(size, dtype=np.int64)
-        where = np.empty(size, dtype=np.int64)
-        listed: list[int] = []
+        rows: list[int] = []
+        where: list[int] = []
         specs: list[SuiteSpec] = []
         extras = _Extras()
         usage: dict[str, list[float]] = {}
         pack = self._packer.pack
         row_of = self._row_of
+        suites = self._suites
         stop, error = size, None
         for i, trial in enumerate(trials):
             if trial.trial < 0:
@@ -568,10 +575,9 @@ class TrialTable:
                 except InputError as caught:
                     stop, error = i, caught
                     break
-            rows[i] = row
-            listed.append(trial.trial)
-            specs.append(self._suites[trial.suite])
-            where[i] = pack(trial.provenance)
+            rows.append(row)
+            specs.append(suites[trial.suite])
+            where.append(pack(trial.provenance))
             if trial.message:
                 extras.messages.append(i)
             if trial.tags:
@@ -581,23 +587,105 @@ class TrialTable:
             metadata = trial.metadata
             if metadata:
                 for name in USAGE_FIELDS:
-                    value = usage_value(name, metadata.get(name))
-                    if value is not None:
-                        usage.setdefault(name, [math.nan] * size)[i] = value
-                        self.usage_dropped += math.isnan(value)
+                    given = metadata.get(name)
+                    if given is not None:
+                        value = usage_value(name, given)
+                        if value is not None:
+                            column = usage.get(name)
+                            if column is None:
+                                column = usage[name] = [math.nan] * size
+                            column[i] = value
+                            self.usage_dropped += math.isnan(value)
         kept = trials[:stop]
         extras.usage = {name: np.array(values[:stop]) for name, values in usage.items()}
-        indices, exact = _int64(listed)
+        indices, exact = _int64([trial.trial for trial in kept])
         self._add_columns(
             _Columns(
-                rows=rows[:stop],
+                rows=np.array(rows, dtype=np.int64),
                 indices=indices,
                 exact=exact,
                 features=rule.features(kept, specs),
-                where=where[:stop],
+                where=np.array(where, dtype=np.int64),
                 extras=extras,
                 trial_at=kept.__getitem__,
                 message_at=lambda i: kept[i].message,
+            )
+        )
+        if error is not None:
+            raise error
+
+    def _add_trial_columns(self, given: TrialColumns) -> None:
+        """Trials given as columns (a columnar reader's), through :meth:`_add_columns`."""
+        import numpy as np
+
+        size = len(given)
+        if size == 0:
+            return
+        row_of = self._row_of
+        rows = [row_of.get(key, -1) for key in zip(given.suite, given.stimulus, strict=True)]
+        stop, error = size, None
+        if -1 in rows:
+            for i in [i for i, row in enumerate(rows) if row < 0]:
+                suite, stimulus = given.suite[i], given.stimulus[i]
+                row = row_of.get((suite, stimulus))
+                if row is None:  # a new stimulus: its row, in order of first sight
+                    self.spec(suite)
+                    try:
+                        row = self._give_row(
+                            self._record(suite, stimulus), Provenance(given.file, given.lines[i])
+                        )
+                    except InputError as caught:
+                        stop, error = i, caught
+                        break
+                rows[i] = row
+        row_array = np.array(rows[:stop], dtype=np.int64)
+        self._set_rows()
+        status = np.array([rule.STATUS_CODES[x] for x in given.status[:stop]], dtype=np.uint8)
+        passed = np.array(
+            [rule.UNKNOWN if p is None else p for p in given.passed[:stop]], dtype=np.int8
+        )
+        score = np.array([math.nan if x is None else x for x in given.score[:stop]])
+        category = np.full(stop, rule.NO_CATEGORY, dtype=np.int16)
+        weight = np.full(stop, math.nan)
+        if given.outcome is not None:
+            known: dict[tuple[str, str], tuple[int, float]] = {}
+            for i, outcome in enumerate(given.outcome[:stop]):
+                if outcome is not None:
+                    key = (given.suite[i], outcome)
+                    if key not in known:
+                        known[key] = rule.category_of(outcome, self.spec(given.suite[i]))
+                    category[i], weight[i] = known[key]
+        extras = _Extras()
+        if given.message is not None:
+            extras.messages = [i for i, m in enumerate(given.message[:stop]) if m]
+        if given.tags is not None:
+            extras.tags = [(i, t) for i, t in enumerate(given.tags[:stop]) if t]
+        for name, values in given.usage.items():
+            column = self._usage_column(name, list(values[:stop]))
+            if column is not None:
+                extras.usage[name] = column
+        indices, exact = _int64(list(given.trial[:stop]))
+        lines = np.asarray(given.lines[:stop], dtype=np.int64)
+        self._add_columns(
+            _Columns(
+                rows=row_array,
+                indices=indices,
+                exact=exact,
+                features=TrialFeatures(
+                    status,
+                    passed,
+                    score,
+                    np.full(stop, math.nan),
+                    np.zeros(stop, dtype=bool),
+                    category,
+                    weight,
+                    self._bar[row_array],
+                    self._best[row_array],
+                ),
+                where=self._packer.pack_lines(given.file, lines, given.trial_at),
+                extras=extras,
+                trial_at=given.trial_at,
+                message_at=lambda i: given.message[i] if given.message is not None else None,
             )
         )
         if error is not None:
@@ -787,24 +875,34 @@ class TrialTable:
         for name in USAGE_FIELDS:
             if name not in keys:
                 continue
-            values = [m.get(name) for m in chosen]
-            if set(map(type, values)) <= {int, float, type(None)}:
-                try:
-                    given = np.array(values, dtype=np.float64)
-                except OverflowError:  # an integer past the float range
-                    given = np.array([usage_value(name, v) for v in values], dtype=np.float64)
-            else:
-                given = np.array([usage_value(name, v) for v in values], dtype=np.float64)
-            with np.errstate(invalid="ignore"):
-                bad = ~np.isfinite(given) | (given < 0)
-            if bad.any():  # NaN is also "not reported": count only values that were given
-                bad &= np.array([v is not None for v in values])
-                self.usage_dropped += int(np.count_nonzero(bad))
-                given[bad] = math.nan
-            column = np.full(len(records), math.nan)
-            column[present] = given
-            found[name] = column
+            given = self._usage_column(name, [m.get(name) for m in chosen])
+            if given is not None:
+                column = np.full(len(records), math.nan)
+                column[present] = given
+                found[name] = column
         return found
+
+    def _usage_column(self, name: str, values: list[Any]) -> npt.NDArray[np.float64] | None:
+        """Usage values as floats (NaN: not given, or not a finite number ≥ 0, which
+        :attr:`usage_dropped` counts); None when none is given."""
+        import numpy as np
+
+        if set(map(type, values)) <= {int, float, type(None)}:
+            try:
+                column = np.array(values, dtype=np.float64)
+            except OverflowError:  # an integer past the float range
+                column = np.array([usage_value(name, v) for v in values], dtype=np.float64)
+        else:
+            column = np.array([usage_value(name, v) for v in values], dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(column) | (column < 0)
+        if bad.any():  # NaN is also "not reported": count only values that were given
+            given = np.array([usage_value(name, v) is not None for v in values])
+            if not given.any():
+                return None
+            self.usage_dropped += int(np.count_nonzero(bad & given))
+            column[bad] = math.nan
+        return column
 
     def _add_columns(self, columns: _Columns) -> None:
         """Decide and store trials given as columns: the one way trials enter the table."""

@@ -176,27 +176,24 @@ def features(trials: list[Trial], specs: list[SuiteSpec]) -> TrialFeatures:
     import numpy as np
 
     size = len(trials)
-    status = np.zeros(size, dtype=np.uint8)
-    passed = np.full(size, UNKNOWN, dtype=np.int8)
-    score = np.full(size, np.nan)
-    graded = np.full(size, np.nan)
+    nan = float("nan")
+    status = np.array([STATUS_CODES[t.status] for t in trials], dtype=np.uint8)
+    passed = np.array([UNKNOWN if t.passed is None else t.passed for t in trials], dtype=np.int8)
+    score = np.array([nan if t.score is None else t.score for t in trials], dtype=np.float64)
+    graded = np.full(size, nan)
     all_passed = np.zeros(size, dtype=bool)
     category = np.full(size, NO_CATEGORY, dtype=np.int16)
-    weight = np.full(size, np.nan)
-    bar = np.full(size, np.nan)
-    best = np.full(size, np.nan)
-    for i, (trial, spec) in enumerate(zip(trials, specs, strict=True)):
-        status[i] = STATUS_CODES[trial.status]
-        if trial.passed is not None:
-            passed[i] = trial.passed
-        if trial.score is not None:
-            score[i] = trial.score
+    weight = np.full(size, nan)
+    for i, trial in enumerate(trials):
         if trial.graders:
-            graded[i] = grader_aggregate(trial.graders, spec.grader_weights)
+            graded[i] = grader_aggregate(trial.graders, specs[i].grader_weights)
             all_passed[i] = graders_passed(trial.graders)
         if trial.outcome is not None:
-            category[i], weight[i] = category_of(trial.outcome, spec)
-        bar[i], best[i] = bars(spec)
+            category[i], weight[i] = category_of(trial.outcome, specs[i])
+    known: dict[int, tuple[float, float]] = {}
+    settings = [known.get(id(spec)) or known.setdefault(id(spec), bars(spec)) for spec in specs]
+    bar = np.array([b for b, _ in settings], dtype=np.float64).reshape(size)
+    best = np.array([b for _, b in settings], dtype=np.float64).reshape(size)
     return TrialFeatures(status, passed, score, graded, all_passed, category, weight, bar, best)
 
 

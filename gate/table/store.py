@@ -84,6 +84,18 @@ class ProvenancePacker:
             return base + np.arange(size, dtype=np.int64)
         return np.array([self.pack(each(i)) for i in range(size)], dtype=np.int64)
 
+    def pack_lines(
+        self, file: str, lines: npt.NDArray[np.int64], each: Callable[[int], Any]
+    ) -> npt.NDArray[np.int64]:
+        """Lines of one file; ``each(i)`` gives the i-th's Provenance when they do not fit."""
+        import numpy as np
+
+        source = self.source(file, None)
+        if source < MAX_SOURCES and (not lines.size or int(lines.max()) <= POS_MASK):
+            result: npt.NDArray[np.int64] = ((source + 1) << POS_BITS) | lines
+            return result
+        return np.array([self.pack(each(i).provenance) for i in range(lines.size)])
+
     def unpack(self, packed: int) -> Provenance | None:
         if packed == 0:
             return None
