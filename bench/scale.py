@@ -52,7 +52,7 @@ GOAL_RSS_MB = 300.0
 GOAL_SMALL_S = 0.35
 
 #: The gates every check runs (besides the default completed-trials gate).
-GATES = ("--min-pass-hat-k", "0.3", "--max-flakiness", "45", "--threshold", "0.4")
+GATES = ("--min-pass-hat-k", "0.3", "--max-flakiness", "0.45", "--threshold", "0.4")
 
 
 class Row(NamedTuple):

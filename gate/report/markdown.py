@@ -125,9 +125,13 @@ def render_suite(
 def render_reliability(s: SuiteScore) -> str:
     """Reference 004's reliability view of the flaky and failing stimuli (with trial order)."""
     rows = []
-    for stimulus in worst_first(s.stimuli):
-        if stimulus.passes == stimulus.trials:
-            continue
+    # The summary is computed only for the rows shown (it costs per trial); the others are
+    # counted: a stimulus has one exactly when its trial order is known.
+    eligible = [
+        x for x in worst_first(s.stimuli)
+        if x.passes < x.trials and x.outcomes and len(x.outcomes) == x.trials
+    ]  # fmt: skip
+    for stimulus in eligible[:MAX_STIMULUS_ROWS]:
         summary = stimulus.reliability()
         if summary is None:
             continue
@@ -142,7 +146,7 @@ def render_reliability(s: SuiteScore) -> str:
         )
     if not rows:
         return ""
-    shown = rows[:MAX_STIMULUS_ROWS]
+    shown = rows
     header = [
         "Stimulus",
         "Decay curve (pass^k over the first k runs)",
@@ -153,7 +157,7 @@ def render_reliability(s: SuiteScore) -> str:
     body = table(header, shown, "llrrr")
     note = f"_{wording.RELIABILITY_NOTE}_"
     return folded(
-        f"Reliability of {wording.stimuli_count(len(rows))} that did not always pass",
+        f"Reliability of {wording.stimuli_count(len(eligible))} that did not always pass",
         f"{note}\n\n{body}",
         len(shown),
     )
@@ -296,15 +300,19 @@ def render_notes(outcome: CheckOutcome) -> str:
     parts = []
     errored = [x for x in s.stimuli if x.errors]
     if errored:
+        # At most as many rows as the stimuli table: 100,000 stimuli must not make a summary
+        # of megabytes (the JSON report lists every stimulus's messages).
         rows = [
             [md_text(x.name), str(x.errors), md_text(_error_text(x), 160)]
-            for x in sorted(errored, key=lambda x: -x.errors)
+            for x in sorted(errored, key=lambda x: -x.errors)[:MAX_STIMULUS_ROWS]
         ]
+        more = len(errored) - len(rows)
         parts.append(
             folded(
                 wording.plural(s.errors, "errored trial"),
                 f"**Errored trials** ({s.errors}):\n\n"
-                + table(["Stimulus", "Errors", "First message"], rows, "lrl"),
+                + table(["Stimulus", "Errors", "First message"], rows, "lrl")
+                + (f"\n\n_{wording.more_stimuli_note(more)}_" if more else ""),
                 len(rows),
             )
         )

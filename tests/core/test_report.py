@@ -372,3 +372,15 @@ def test_annotations_of_failing_stimuli_name_the_file_and_line(write_jsonl) -> N
     assert notes[0].message == (
         f"never: 0/4 trials passed; first: trial 0 failed ({path}:1): wrong 0"
     )
+
+
+def test_errored_and_reliability_tables_stay_bounded(write_jsonl) -> None:
+    count = MAX_STIMULUS_ROWS + 10
+    records = [r for i in range(count) for r in trials_of(f"s{i:03d}", "PFE")]
+    summary = render_summary(
+        run_check(request_from_options([str(write_jsonl(records))], config=None))
+    )
+    errored = summary.split("**Errored trials**")[1].split("</details>")[0]
+    assert sum(line.startswith("| s") for line in errored.splitlines()) == MAX_STIMULUS_ROWS
+    assert "… and 10 more stimuli, not shown here: the JSON report lists all." in errored
+    assert f"Reliability of {count} stimuli that did not always pass" in summary
