@@ -666,6 +666,21 @@ def _numbers(values: list[Any], typed: bool, unit: bool) -> list[float | None]:
     return [next(numbers) if v is not None and v.strip() else None for v in values]
 
 
+def _metadata_values(values: list[Any]) -> list[Any]:
+    """:func:`_metadata_value` of each value (None where empty or missing): at once when all
+    the text is numbers (the table reads only whether and which number it is)."""
+    if set(map(type, values)) == {str}:
+        stripped = [v.strip() for v in values]
+        try:
+            numbers = [float(v) if v else None for v in stripped]
+        except ValueError:
+            pass
+        else:
+            if all(n is None or math.isfinite(n) for n in numbers):
+                return numbers
+    return [None if v is _MISSING or _empty(v) else _metadata_value(v) for v in values]
+
+
 def _columns(
     get: Any,
     size: int,
@@ -752,8 +767,8 @@ def _columns(
             raise _NotColumnar  # text of a number that may be orjson's float: one by one
     if outcome_values is not None:
         outcomes = [None if v is _MISSING or _empty(v) else str(v) for v in outcome_values]
-    for i in range(size):
-        undecided = statuses[i] == "ok" and passed[i] is None and scores[i] is None
+    for i in [i for i, p in enumerate(passed) if p is None] if None in passed else ():
+        undecided = statuses[i] == "ok" and scores[i] is None
         if undecided and (outcomes is None or outcomes[i] is None):
             raise _NotColumnar  # "row has no outcome": one by one says it
     message_values = column("message")
@@ -781,9 +796,7 @@ def _columns(
             # keeps it (numeric text becomes a number).
             if field in used or (plain := get(field, top_level=True)) is None:
                 continue
-            usage[field] = [
-                None if v is _MISSING or _empty(v) else _metadata_value(v) for v in plain
-            ]
+            usage[field] = _metadata_values(plain)
             continue
         present = [None if v is _MISSING else v for v in values]
         numeric = [v for v in present if not isinstance(v, dict)]

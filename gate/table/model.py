@@ -889,18 +889,24 @@ class TrialTable:
 
         if set(map(type, values)) <= {int, float, type(None)}:
             try:
-                column = np.array(values, dtype=np.float64)
+                column = np.array(values, dtype=np.float64)  # None: NaN
             except OverflowError:  # an integer past the float range
                 column = np.array([usage_value(name, v) for v in values], dtype=np.float64)
+                given = np.array([v is not None for v in values])
+            else:
+                given = ~np.isnan(column)
+                if not given.any():
+                    return None
         else:
-            column = np.array([usage_value(name, v) for v in values], dtype=np.float64)
-        with np.errstate(invalid="ignore"):
-            bad = ~np.isfinite(column) | (column < 0)
-        if bad.any():  # NaN is also "not reported": count only values that were given
-            given = np.array([usage_value(name, v) is not None for v in values])
+            read = [usage_value(name, v) for v in values]
+            given = np.array([u is not None for u in read])
             if not given.any():
                 return None
-            self.usage_dropped += int(np.count_nonzero(bad & given))
+            column = np.array([math.nan if u is None else u for u in read], dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            bad = given & (~np.isfinite(column) | (column < 0))
+        if bad.any():
+            self.usage_dropped += int(np.count_nonzero(bad))
             column[bad] = math.nan
         return column
 
