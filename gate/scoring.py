@@ -15,7 +15,8 @@ import numpy as np
 from gate import metrics
 from gate.errors import ConfigError
 from gate.metrics import Interval, IntervalMethod
-from gate.trials import StimulusTrials, TrialTable
+from gate.table import StimulusTrials, TrialTable
+from gate.trials import TrialMessage
 
 Metric = Literal["pass_rate", "pass_at_k", "pass_hat_k", "score", "flakiness"]
 
@@ -63,7 +64,8 @@ class StimulusScore:
     flaky: bool
     flakiness_percent: float
     flakiness_band: str
-    messages: tuple[str, ...]
+    #: why trials did not pass: the first few read (gate.table.MESSAGES_KEPT)
+    messages: tuple[TrialMessage, ...]
 
     @property
     def reading(self) -> str:
@@ -219,7 +221,7 @@ def _stimulus_score(
         flaky=0 < c < n,
         flakiness_percent=columns["percent"][i],
         flakiness_band=columns["band"][i],
-        messages=tuple(record.messages),
+        messages=record.trial_messages,
     )
 
 

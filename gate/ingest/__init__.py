@@ -18,7 +18,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gate.errors import InputError
-from gate.trials import SuiteSpec, Trial, TrialTable
+from gate.table import TrialTable
+from gate.trials import SuiteSpec, Trial
 
 Record = Trial | SuiteSpec
 Reader = Callable[[str, "IngestOptions"], Iterator[Record]]
@@ -137,17 +138,20 @@ def load(
     for path in expand(patterns):
         detected = options.format == "auto"
         format_name = detect(path) if detected else options.format
-        for record in reader(format_name)(path, options):
-            if isinstance(record, SuiteSpec):
-                table.declare_suite(record)
-            else:
-                table.add(record)
+        table.extend(reader(format_name)(path, options))
         table.sources.append(path)
         loaded.append(LoadedInput(path, format_name, detected))
     if not table.stimuli:
         raise InputError("no trials found in " + ", ".join(table.sources or list(patterns)))
     for note in look_alike_names(table.stimuli):
         warnings.warn(note, UserWarning, stacklevel=2)
+    if table.usage_dropped:
+        warnings.warn(
+            f"{table.usage_dropped} usage value(s) (cost_usd, duration_s, tokens) are not a "
+            "finite number ≥ 0 and were left out, as if not reported",
+            UserWarning,
+            stacklevel=2,
+        )
     return table.finish(), loaded
 
 
