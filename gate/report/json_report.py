@@ -17,8 +17,15 @@ from gate.compare import Comparison
 from gate.fileio import atomic_write, atomic_write_parts
 from gate.gates import GateDecision, more_trials_by_stimulus
 from gate.metrics import Interval
+from gate.metrics.reliability import ReliabilityRow
 from gate.report import wording
-from gate.scoring import PASS_AT_K_ESTIMATOR, PASS_HAT_K_ESTIMATOR, StimulusScore, SuiteScore
+from gate.scoring import (
+    PASS_AT_K_ESTIMATOR,
+    PASS_HAT_K_ESTIMATOR,
+    StimulusScore,
+    SuiteScore,
+    reliability_of,
+)
 from gate.trials import TrialMessage
 
 if TYPE_CHECKING:
@@ -57,7 +64,9 @@ def _interval(interval: Interval, level: str, metric: str) -> dict[str, Any]:
     }
 
 
-def _stimulus(s: StimulusScore, more_trials: int | None) -> dict[str, Any]:
+def _stimulus(
+    s: StimulusScore, more_trials: int | None, reliability: ReliabilityRow | None
+) -> dict[str, Any]:
     return {
         "suite": s.suite,
         "name": s.name,
@@ -82,19 +91,8 @@ def _stimulus(s: StimulusScore, more_trials: int | None) -> dict[str, Any]:
         "flakiness_band": s.flakiness_band,
         "reading": s.reading,
         "more_trials": more_trials,
-        "reliability": _reliability(s),
+        "reliability": None if reliability is None else reliability._asdict(),
         "messages": [_message(m) for m in s.messages],
-    }
-
-
-def _reliability(s: StimulusScore) -> dict[str, Any] | None:
-    summary = s.reliability()
-    if summary is None:
-        return None
-    return {
-        "decay_curve": list(summary.decay_curve),
-        "variance_amplification": summary.variance_amplification,
-        "graceful_degradation": summary.graceful_degradation,
     }
 
 
@@ -164,8 +162,11 @@ def build_report(outcome: CheckOutcome) -> dict[str, Any]:
 
 def _stimuli(outcome: CheckOutcome) -> Iterator[dict[str, Any]]:
     more = more_trials_by_stimulus(outcome.gates, outcome.suite)
-    for x in outcome.suite.stimuli:
-        yield _stimulus(x, more.get((x.suite, x.name)))
+    stimuli = outcome.suite.stimuli
+    for start in range(0, len(stimuli), STIMULI_PER_PART):
+        chunk = stimuli[start : start + STIMULI_PER_PART]
+        for x, reliability in zip(chunk, reliability_of(chunk), strict=True):
+            yield _stimulus(x, more.get((x.suite, x.name)), reliability)
 
 
 def _report_without_stimuli(outcome: CheckOutcome) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from gate.compare import Comparison, StimulusRow
 from gate.gates import GateDecision
 from gate.report import wording
 from gate.report.escape import md_text, mermaid_label
-from gate.scoring import StimulusScore, SuiteScore
+from gate.scoring import StimulusScore, SuiteScore, reliability_of
 
 if TYPE_CHECKING:
     from gate.pipeline import CheckOutcome
@@ -127,12 +127,9 @@ def render_reliability(s: SuiteScore) -> str:
     rows = []
     # The summary is computed only for the rows shown (it costs per trial); the others are
     # counted: a stimulus has one exactly when its trial order is known.
-    eligible = [
-        x for x in worst_first(s.stimuli)
-        if x.passes < x.trials and x.outcomes and len(x.outcomes) == x.trials
-    ]  # fmt: skip
-    for stimulus in eligible[:MAX_STIMULUS_ROWS]:
-        summary = stimulus.reliability()
+    eligible = [x for x in worst_first(s.stimuli) if x.passes < x.trials and x.ordered]
+    shown_stimuli = eligible[:MAX_STIMULUS_ROWS]
+    for stimulus, summary in zip(shown_stimuli, reliability_of(shown_stimuli), strict=True):
         if summary is None:
             continue
         rows.append(
