@@ -1,25 +1,35 @@
-"""Scale benchmark: one million trials through ``eval-gate check``, against ``json.loads``.
+"""Scale benchmark: a million trials of every format through ``eval-gate check``.
 
-Run:  .venv/bin/python bench/scale.py [--rounds 3] [--stimuli 10000] [--trials 100]
+Run:  .venv/bin/python bench/scale.py [--rounds 3] [--format NAME ...] [--trials-scale 0.1]
 
-Generates 10,000 stimuli x 100 trials of native JSONL once (cached in
-``bench/.data/``, git-ignored), then measures, each in its own subprocess so
-that time and peak RSS (``os.wait4``) are the child's alone:
+Each format is one entry of :data:`FORMATS`: a generator that writes a file of that format
+(10,000 stimuli x 100 trials unless the entry says otherwise), the reference — the standard
+library's plain parse of the same file, nothing kept — and the ``eval-gate check`` options
+that read it. Files are generated once and cached in ``bench/.data/`` (git-ignored).
 
-- reference: ``json.loads`` of every line (no validation, no table, nothing kept);
-- ``eval-gate check`` end to end: validation, scoring, gates, Markdown and JSON reports;
-- ``eval-gate check`` on the bundled small example (examples/failing, as ``make run``
-  runs it): cold start.
+For every format, each in its own subprocess so that time and peak RSS (``os.wait4``) are
+the child's alone, interleaved over ``--rounds`` rounds (the machine is shared; the best
+time counts, the largest RSS):
 
-Each figure is the best of ``--rounds`` interleaved runs (the machine is shared);
-children run with bytecode caches, as an installed package does.
-Goals: end to end <= 1.5x the reference time, peak RSS <= 300 MB, small
-example <= 0.35 s wall. Exit status 1 when a goal is missed.
+- the reference parse;
+- ``eval-gate check`` end to end: reading, validation, scoring, three gates, the Markdown
+  summary and the JSON report written to files.
+
+Then ``eval-gate check`` on the bundled small example (examples/failing, as ``make run``
+runs it): cold start. Children run with bytecode caches, as an installed package does.
+
+Goals: check <= 1.5x its reference, peak RSS <= 300 MB, small example <= 0.35 s.
+Exit status 1 when a goal is missed. Memory per stimulus: the ``counts`` entry has 100,000
+stimuli, so its peak RSS over the small example's, divided by 100,000, is printed too.
+
+Adding a format: write ``write_<name>(path, spec)`` from :func:`trial_rows`, and add one
+:class:`Format` to :data:`FORMATS`.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import random
@@ -27,24 +37,210 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / ".data"
 #: bump when the generated records change, so a stale cache is never measured
-FORMAT = 1
+VERSION = 2
 
 GOAL_RATIO = 1.5
 GOAL_RSS_MB = 300.0
 GOAL_SMALL_S = 0.35
 
-REFERENCE = """
+#: The gates every check runs (besides the default completed-trials gate).
+GATES = ("--min-pass-hat-k", "0.3", "--max-flakiness", "0.45", "--threshold", "0.4")
+
+
+class Row(NamedTuple):
+    """One generated trial: what every format writes, each in its own way."""
+
+    stimulus: str
+    trial: int
+    status: str  # "ok" or "error"
+    passed: bool
+    score: float
+    duration_s: float
+    tokens: int
+    message: str | None
+
+
+@dataclass(frozen=True)
+class Spec:
+    stimuli: int
+    trials: int
+
+
+def trial_rows(spec: Spec, seed: int = 20240607) -> Iterator[list[Row]]:
+    """Round-major trials (trial 0 of every stimulus, then trial 1, ...), one list per round,
+    as a harness running the whole suite once per round writes them; ~1% errored trials,
+    failures carry a message."""
+    rng = random.Random(seed)
+    rates = [rng.betavariate(0.7, 0.7) for _ in range(spec.stimuli)]
+    for t in range(spec.trials):
+        rows = []
+        for s in range(spec.stimuli):
+            name = f"problem-{s:05d}"
+            if rng.random() < 0.01:
+                rows.append(Row(name, t, "error", False, 0.0, 0.0, 0, "sandbox timed out"))
+                continue
+            passed = rng.random() < rates[s]
+            score = round(rng.random() * 0.3 + (0.7 if passed else 0.0), 3)
+            duration = round(rng.random() * 60, 2)
+            message = None if passed else f"expected 42, got {rng.randint(0, 41)}"
+            tokens = rng.randint(200, 9000)
+            rows.append(Row(name, t, "ok", passed, score, duration, tokens, message))
+        yield rows
+
+
+# -- generators, one per format -------------------------------------------------------
+
+
+def _native_record(row: Row) -> str:
+    head = f'"stimulus": "{row.stimulus}", "trial": {row.trial}, '
+    if row.status == "error":
+        return f'{{"suite": "bench", {head}"status": "error", "message": "{row.message}"}}'
+    verdict = "true" if row.passed else "false"
+    message = f', "message": "{row.message}"' if row.message else ""
+    return (
+        f'{{"suite": "bench", {head}"passed": {verdict}, "score": {row.score}{message}, '
+        f'"metadata": {{"duration_s": {row.duration_s}, "tokens": {row.tokens}}}}}'
+    )
+
+
+def write_native_jsonl(path: Path, spec: Spec) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        out.write('{"type": "suite", "schema_version": "1.0", "suite": "bench"}\n')
+        for rows in trial_rows(spec):
+            out.writelines(_native_record(row) + "\n" for row in rows)
+
+
+def write_native_json(path: Path, spec: Spec) -> None:
+    """One nested document: stimuli in order, each with all its trials (trial-major)."""
+    by_stimulus: list[list[str]] = [[] for _ in range(spec.stimuli)]
+    for rows in trial_rows(spec):
+        for s, row in enumerate(rows):
+            record = json.loads(_native_record(row))
+            for key in ("suite", "stimulus"):
+                del record[key]
+            by_stimulus[s].append(json.dumps(record))
+    with open(path, "w", encoding="utf-8") as out:
+        out.write('{"schema_version": "1.0", "suite": "bench", "stimuli": [\n')
+        for s, trials in enumerate(by_stimulus):
+            out.write(("," if s else "") + f'{{"id": "problem-{s:05d}", "trials": [\n  ')
+            out.write(",\n  ".join(trials) + "]}\n")
+        out.write("]}\n")
+
+
+def write_generic_jsonl(path: Path, spec: Spec) -> None:
+    """JSONL in another tool's own names, read with --map."""
+    with open(path, "w", encoding="utf-8") as out:
+        for rows in trial_rows(spec):
+            for row in rows:
+                record: dict[str, object] = {"case": row.stimulus, "run": row.trial}
+                if row.status == "error":
+                    record.update(state="error", reason=row.message)
+                else:
+                    record.update(ok=row.passed, quality=row.score, state="done")
+                    record.update(elapsed=row.duration_s, usage={"tokens": row.tokens})
+                    if row.message:
+                        record["reason"] = row.message
+                out.write(json.dumps(record) + "\n")
+
+
+def write_csv(path: Path, spec: Spec) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["case_id", "run", "ok", "quality", "state", "elapsed", "tokens", "why"])
+        for rows in trial_rows(spec):
+            for row in rows:
+                if row.status == "error":
+                    writer.writerow([row.stimulus, row.trial, "", "", "error", "", "", row.message])
+                else:
+                    ok = "yes" if row.passed else "no"
+                    writer.writerow([row.stimulus, row.trial, ok, row.score, "done",
+                                     row.duration_s, row.tokens, row.message or ""])  # fmt: skip
+
+
+def write_counts(path: Path, spec: Spec) -> None:
+    """One row of totals per stimulus (what a GROUP BY gives)."""
+    rng = random.Random(7)
+    with open(path, "w", encoding="utf-8") as out:
+        out.write('{"type": "suite", "schema_version": "1.0", "suite": "bench"}\n')
+        for s in range(spec.stimuli):
+            n = spec.trials
+            errors = rng.randint(0, 2)
+            c = rng.randint(0, n - errors)
+            score = round(c * 0.85 + rng.random(), 3)
+            out.write(
+                f'{{"suite": "bench", "stimulus": "problem-{s:06d}", "n": {n}, "c": {c}, '
+                f'"errors": {errors}, "skipped": 0, "score_sum": {min(score, n - errors)}}}\n'
+            )
+
+
+# -- references: the standard library's plain parse, nothing kept ---------------------
+
+JSON_LOADS_PER_LINE = """
 import json, sys
 with open(sys.argv[1], encoding="utf-8") as handle:
     for line in handle:
         json.loads(line)
 """
+JSON_LOAD = """
+import json, sys
+with open(sys.argv[1], encoding="utf-8") as handle:
+    json.load(handle)
+"""
+CSV_READER = """
+import csv, sys
+with open(sys.argv[1], encoding="utf-8", newline="") as handle:
+    for row in csv.reader(handle):
+        pass
+"""
+
+
+@dataclass(frozen=True)
+class Format:
+    """One format in the benchmark: how to write it, parse it plainly, and check it."""
+
+    name: str
+    suffix: str
+    write: Callable[[Path, Spec], None]
+    reference_name: str
+    reference: str
+    options: tuple[str, ...] = ()
+    spec: Spec = field(default_factory=lambda: Spec(10_000, 100))
+
+    def path(self, scale: float) -> Path:
+        spec = self.scaled(scale)
+        return DATA / f"{self.name}-{spec.stimuli}x{spec.trials}-v{VERSION}{self.suffix}"
+
+    def scaled(self, scale: float) -> Spec:
+        return Spec(self.spec.stimuli, max(1, round(self.spec.trials * scale)))
+
+
+GENERIC_MAP = "stimulus=case,trial=run,passed=ok,score=quality,status=state,message=reason"
+FORMATS: list[Format] = [
+    Format("native-jsonl", ".jsonl", write_native_jsonl, "json.loads per line",
+           JSON_LOADS_PER_LINE),
+    Format("native-json", ".json", write_native_json, "json.load", JSON_LOAD),
+    Format("jsonl-map", ".jsonl", write_generic_jsonl, "json.loads per line",
+           JSON_LOADS_PER_LINE,
+           ("--format", "jsonl", "--map", GENERIC_MAP + ",duration_s=elapsed,tokens=usage.tokens")),
+    Format("csv-map", ".csv", write_csv, "csv.reader", CSV_READER,
+           ("--format", "csv", "--map", "stimulus=case_id,trial=run,passed=ok,score=quality,"
+            "status=state,duration_s=elapsed,message=why")),
+    # 100,000 stimuli of 100 trials each, as totals: the per-stimulus memory and the
+    # 100,000-stimulus JSON report (written streaming).
+    Format("counts", ".jsonl", write_counts, "json.loads per line", JSON_LOADS_PER_LINE,
+           ("--format", "counts"), Spec(100_000, 100)),
+]  # fmt: skip
+
+
+# -- measuring --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -52,34 +248,6 @@ class Run:
     seconds: float
     rss_mb: float
     code: int
-
-
-def generate(path: Path, stimuli: int, trials: int) -> None:
-    """Round-major records (trial 0 of every stimulus, then trial 1, ...), as a harness
-    running the whole suite once per round writes them; ~1% errored trials."""
-    rng = random.Random(20240607)
-    rates = [rng.betavariate(0.7, 0.7) for _ in range(stimuli)]
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", encoding="utf-8") as out:
-        header = {"type": "suite", "schema_version": "1.0", "suite": "bench"}
-        out.write(json.dumps(header) + "\n")
-        for t in range(trials):
-            lines = []
-            for s in range(stimuli):
-                head = f'{{"suite": "bench", "stimulus": "problem-{s:05d}", "trial": {t}, '
-                if rng.random() < 0.01:
-                    lines.append(head + '"status": "error", "message": "sandbox timed out"}\n')
-                    continue
-                passed = rng.random() < rates[s]
-                score = round(rng.random() * 0.3 + (0.7 if passed else 0.0), 3)
-                duration = round(rng.random() * 60, 2)
-                tokens = rng.randint(200, 9000)
-                lines.append(
-                    head + f'"passed": {"true" if passed else "false"}, "score": {score}, '
-                    f'"metadata": {{"duration_s": {duration}, "tokens": {tokens}}}}}\n'
-                )
-            out.writelines(lines)
-    tmp.replace(path)
 
 
 #: Children run as an installed eval-gate does: with bytecode caches (pip writes them at
@@ -93,16 +261,50 @@ def measure(argv: list[str], cwd: Path) -> Run:
     child = subprocess.Popen(
         argv, cwd=cwd, env=CHILD_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
+    assert child.stderr is not None
+    errors = child.stderr.read().decode("utf-8", "replace")  # before waiting: never blocks
     _, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - start
-    assert child.stderr is not None
-    errors = child.stderr.read().decode("utf-8", "replace")
     child.stderr.close()
     child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode not in (0, 1):
+    if child.returncode not in (0, 1, 3):
         sys.exit(f"{' '.join(argv)} failed ({child.returncode}):\n{errors}")
     # ru_maxrss is in kilobytes on Linux.
     return Run(seconds, usage.ru_maxrss / 1024.0, child.returncode)
+
+
+@dataclass
+class Result:
+    fmt: Format
+    path: Path
+    references: list[Run] = field(default_factory=list)
+    checks: list[Run] = field(default_factory=list)
+    report: dict[str, object] = field(default_factory=dict)
+    report_mb: float = 0.0
+
+    @property
+    def ratio(self) -> float:
+        return best(self.checks).seconds / best(self.references).seconds
+
+    @property
+    def peak(self) -> float:
+        return max(r.rss_mb for r in self.checks)
+
+
+SUITE_BLOCK = """
+import json, sys
+with open(sys.argv[1], encoding="utf-8") as handle:
+    print(json.dumps({"suite": json.load(handle)["suite"]}))
+"""
+
+
+def suite_block(report: Path) -> dict[str, object]:
+    """The report's suite block, read in a child (a 100 MB report would grow this process)."""
+    done = subprocess.run(
+        [sys.executable, "-c", SUITE_BLOCK, str(report)], capture_output=True, check=True
+    )
+    block: dict[str, object] = json.loads(done.stdout)
+    return block
 
 
 def best(runs: list[Run]) -> Run:
@@ -112,64 +314,109 @@ def best(runs: list[Run]) -> Run:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--stimuli", type=int, default=10_000)
-    parser.add_argument("--trials", type=int, default=100)
+    parser.add_argument(
+        "--format", action="append", choices=[f.name for f in FORMATS], help="only these"
+    )
+    parser.add_argument(
+        "--trials-scale", type=float, default=1.0, help="trials per stimulus x this (quick runs)"
+    )
+    parser.add_argument("--generate", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    chosen = [f for f in FORMATS if not args.format or f.name in args.format]
+
+    if args.generate:
+        fmt = next(f for f in FORMATS if f.name == args.generate)
+        path = fmt.path(args.trials_scale)
+        tmp = path.with_name(path.name + ".tmp")
+        fmt.write(tmp, fmt.scaled(args.trials_scale))
+        tmp.replace(path)
+        return 0
 
     DATA.mkdir(parents=True, exist_ok=True)
-    data = DATA / f"trials-{args.stimuli}x{args.trials}-v{FORMAT}.jsonl"
-    if not data.exists():
-        started = time.perf_counter()
-        generate(data, args.stimuli, args.trials)
-        print(f"generated {data} in {time.perf_counter() - started:.1f} s")
-    records = args.stimuli * args.trials
-    size_mb = data.stat().st_size / 1e6
-    print(f"data: {records:,} trial records, {size_mb:.0f} MB ({data.relative_to(ROOT)})")
+    results = []
+    for fmt in chosen:
+        path = fmt.path(args.trials_scale)
+        if not path.exists():
+            # In a child: the parent stays small, since a child's peak RSS counts the memory
+            # of the process it was started from (Linux charges the pre-exec image to it).
+            started = time.perf_counter()
+            subprocess.run(
+                [sys.executable, __file__, "--generate", fmt.name,
+                 "--trials-scale", str(args.trials_scale)],
+                check=True,
+            )  # fmt: skip
+            print(f"generated {path.relative_to(ROOT)} in {time.perf_counter() - started:.1f} s")
+        results.append(Result(fmt, path))
 
     python = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)  # no .eval-gate.yml here: the gates are the options below
-        check = [
-            python, "-m", "gate.cli", "check", str(data),
-            "--summary", str(work / "summary.md"), "--json", str(work / "report.json"),
-            "--min-pass-hat-k", "0.3", "--max-flakiness", "45", "--threshold", "0.4",
-        ]  # fmt: skip
-        reference = [python, "-c", REFERENCE, str(data)]
+
+        def check(result: Result) -> list[str]:
+            return [python, "-m", "gate.cli", "check", str(result.path), *result.fmt.options,
+                    "--summary", str(work / "summary.md"), "--json", str(work / "report.json"),
+                    *GATES]  # fmt: skip
+
         # As `make run` does: in the example's folder (its .eval-gate.yml), JSON report too.
         example = ROOT / "examples" / "failing"
         small = [python, "-m", "gate.cli", "check", "results.jsonl", "--json", str(work / "f.json")]
-        ref_runs: list[Run] = []
-        check_runs: list[Run] = []
         small_runs: list[Run] = []
         measure(small, example)  # warm-up: writes the bytecode caches, warms the disk cache
-        for _ in range(args.rounds):
-            ref_runs.append(measure(reference, work))
-            check_runs.append(measure(check, work))
+        for round_ in range(args.rounds):
+            for result in results:
+                result.references.append(
+                    measure([python, "-c", result.fmt.reference, str(result.path)], work)
+                )
+                result.checks.append(measure(check(result), work))
+                if round_ == 0:
+                    report_file = work / "report.json"
+                    result.report_mb = report_file.stat().st_size / 1e6
+                    result.report = suite_block(report_file)
             for _ in range(3):
                 small_runs.append(measure(small, example))
-        report = json.loads((work / "report.json").read_text(encoding="utf-8"))
-        summary_kb = (work / "summary.md").stat().st_size / 1024
-        report_kb = (work / "report.json").stat().st_size / 1024
 
-    ref, full, tiny = best(ref_runs), best(check_runs), best(small_runs)
-    peak = max(r.rss_mb for r in check_runs)
-    ratio = full.seconds / ref.seconds
-    print(f"reference json.loads per line : {ref.seconds:6.2f} s   peak RSS {ref.rss_mb:6.0f} MB")
-    print(f"eval-gate check end to end    : {full.seconds:6.2f} s   peak RSS {peak:6.0f} MB")
-    print(f"  ({records / full.seconds:,.0f} trials/s; verdict {report['verdict']}, ")
-    print(
-        f"   {report['suite']['stimuli']:,} stimuli, {report['suite']['trials']:,} trials, "
-        f"summary {summary_kb:.0f} KB, JSON report {report_kb:.0f} KB)"
+    tiny = best(small_runs)
+    print()
+    header = (
+        f"{'format':<13} {'trials':>10} {'stimuli':>8} {'file MB':>8} {'reference':<20} "
+        f"{'ref s':>6} {'check s':>8} {'ratio':>6} {'peak MB':>8} {'report MB':>9}"
     )
-    print(f"eval-gate check small example : {tiny.seconds:6.3f} s   peak RSS {tiny.rss_mb:6.0f} MB")
-    goals = [
-        (f"end to end / reference = {ratio:.2f} (goal <= {GOAL_RATIO})", ratio <= GOAL_RATIO),
-        (f"peak RSS {peak:.0f} MB (goal <= {GOAL_RSS_MB:.0f} MB)", peak <= GOAL_RSS_MB),
-        (
-            f"small example {tiny.seconds:.3f} s (goal <= {GOAL_SMALL_S} s)",
-            tiny.seconds <= GOAL_SMALL_S,
-        ),
-    ]
+    print(header)
+    print("-" * len(header))
+    goals: list[tuple[str, bool]] = []
+    for result in results:
+        suite = result.report.get("suite", {})
+        assert isinstance(suite, dict)
+        ref, full = best(result.references), best(result.checks)
+        trials = int(suite.get("trials", 0)) + int(suite.get("skipped", 0))
+        print(
+            f"{result.fmt.name:<13} {trials:>10,} {int(suite.get('stimuli', 0)):>8,} "
+            f"{result.path.stat().st_size / 1e6:>8.0f} {result.fmt.reference_name:<20} "
+            f"{ref.seconds:>6.2f} {full.seconds:>8.2f} {result.ratio:>6.2f} "
+            f"{result.peak:>8.0f} {result.report_mb:>9.1f}"
+        )
+        goals.append(
+            (f"{result.fmt.name}: check / {result.fmt.reference_name} = {result.ratio:.2f} "
+             f"(goal <= {GOAL_RATIO})", result.ratio <= GOAL_RATIO)
+        )  # fmt: skip
+        goals.append(
+            (f"{result.fmt.name}: peak RSS {result.peak:.0f} MB (goal <= {GOAL_RSS_MB:.0f} MB)",
+             result.peak <= GOAL_RSS_MB)
+        )  # fmt: skip
+    print(f"\nsmall example (cold start): {tiny.seconds:.3f} s, peak RSS {tiny.rss_mb:.0f} MB")
+    for result in results:
+        stimuli = int(result.report.get("suite", {}).get("stimuli", 0))  # type: ignore[union-attr]
+        if result.fmt.name == "counts" and stimuli:
+            per = (result.peak - tiny.rss_mb) * 1024 * 1024 / stimuli
+            print(
+                f"memory per stimulus (counts, {stimuli:,} stimuli, JSON report "
+                f"{result.report_mb:.0f} MB written): {per:,.0f} bytes over the small example"
+            )
+    goals.append(
+        (f"small example {tiny.seconds:.3f} s (goal <= {GOAL_SMALL_S} s)",
+         tiny.seconds <= GOAL_SMALL_S)
+    )  # fmt: skip
+    print()
     for text, met in goals:
         print(f"{'met   ' if met else 'MISSED'} {text}")
     return 0 if all(met for _, met in goals) else 1

@@ -227,6 +227,21 @@ def _ingest(
     )
 
 
+def baseline_options(
+    results: IngestOptions, baseline_format: str | None, baseline_map: str | None
+) -> IngestOptions | None:
+    """How to read the baseline: as the results, but for its own format and map if given."""
+    if baseline_format is None and baseline_map is None:
+        return None
+    from dataclasses import replace
+
+    return replace(
+        results,
+        format=baseline_format or results.format,
+        column_map=_parse_map(baseline_map) if baseline_map is not None else results.column_map,
+    )
+
+
 class _Commands(click.Group):
     """Commands defined elsewhere are imported only when they run or help lists them.
 
@@ -292,6 +307,16 @@ def main() -> None:
 )
 @click.option("--baseline", multiple=True, help="Results of the base branch (repeatable; globs).")
 @click.option(
+    "--baseline-format",
+    type=click.Choice(["auto", *FORMAT_MODULES]),
+    help="Format of the baseline files, when not --format's (default: the same).",
+)
+@click.option(
+    "--baseline-map",
+    metavar="FIELD=COLUMN,...",
+    help="Column mapping of the baseline files, when not --map's (default: the same).",
+)
+@click.option(
     "--quiet",
     "-q",
     is_flag=True,
@@ -305,6 +330,8 @@ def check(
     summary: str | None,
     json_path: str | None,
     baseline: tuple[str, ...],
+    baseline_format: str | None,
+    baseline_map: str | None,
     quiet: bool,
     format_name: str,
     column_map: str | None,
@@ -327,7 +354,7 @@ def check(
     from gate.ingest import input_files
     from gate.pipeline import request_from_options, run_check
     from gate.report import wording
-    from gate.report.json_report import build_report, dumps, write_json
+    from gate.report.json_report import build_report, dumps, write_report
     from gate.report.markdown import render_summary
 
     json_to_stdout = json_path == "-"
@@ -346,20 +373,16 @@ def check(
                 },
                 input_files(results, baseline, config=config or default),
             )
+        ingest = _ingest(
+            format_name, column_map, pass_threshold, scorer, junit_flakefinder, suite, duplicates
+        )
         request = request_from_options(
             results,
             config=config,
             overrides={k: None if v is None else str(v) for k, v in overrides.items()},
             baseline=baseline,
-            ingest=_ingest(
-                format_name,
-                column_map,
-                pass_threshold,
-                scorer,
-                junit_flakefinder,
-                suite,
-                duplicates,
-            ),
+            ingest=ingest,
+            baseline_ingest=baseline_options(ingest, baseline_format, baseline_map),
         )
         outcome = run_check(request)
         if not quiet:
@@ -371,7 +394,7 @@ def check(
     # The verdict stands; an output that cannot be written is a warning, not exit code 2.
     if json_path and not json_to_stdout:
         try:
-            write_json(json_path, build_report(outcome))
+            write_report(json_path, outcome)
         except OutputError as error:
             say(f"eval-gate: warning: the JSON report was not written: {error}")
     if summary and summary != "-":
@@ -576,11 +599,8 @@ def validate(
             bad += 1
             say(f"invalid: {error}")
             continue
-        stimuli = plural(len(table.stimuli), "stimulus", "stimuli")
-        show(
-            log_text(f"ok: {path} ({loaded[0].format}, {stimuli}, {plural(len(table), 'trial')})")
-            + "\n"
-        )
+        counted = _counted(table, gate_config.errors if gate_config else "fail")
+        show(log_text(f"ok: {path} ({loaded[0].format}, {counted})") + "\n")
     if bad:
         checked = len(paths) + (config is not None)
         raise BadInput(f"{bad} of {plural(checked, 'file')} {'is' if bad == 1 else 'are'} invalid")
@@ -593,6 +613,24 @@ def validate(
             raise BadInput(f"the files are valid one by one but not together: {error}") from None
     if gate_config is not None and paths:
         _evaluate_config(config or "", gate_config, paths, options)
+
+
+def _counted(table: Any, errors: str) -> str:
+    """What ``check`` would count in ``table``, in its words: the same scoring does it."""
+    from gate.report.wording import plural, stimuli_count
+    from gate.scoring import score_table
+
+    try:
+        suite = score_table(table, errors="exclude" if errors == "exclude" else "fail")
+    except EvalGateError:  # no stimulus has a counted trial
+        return f"{stimuli_count(len(table.stimuli))}, none with a counted trial"
+    text = (
+        f"{stimuli_count(len(suite.stimuli))}, {plural(suite.trials, 'trial')} "
+        f"({suite.errors} errored, {suite.skipped} skipped)"
+    )
+    if suite.not_scored:
+        text += f"; {stimuli_count(len(suite.not_scored))} with no counted trial, not scored"
+    return text
 
 
 def _evaluate_config(

@@ -31,7 +31,13 @@ def atomic_write(path: str, text: str) -> None:
     written in place: renaming over it would replace the device with a file. A new file
     gets the mode the umask gives (not mkstemp's 0600); an existing one keeps its mode.
     """
-    text = redact(text)
+    atomic_write_parts(path, [text])
+
+
+def atomic_write_parts(path: str, parts: Iterable[str]) -> None:
+    """:func:`atomic_write` of the concatenation of ``parts``, written as they come (a large
+    report need not be held whole). Each part is redacted: split parts only between JSON
+    values or lines, never inside a value a secret could be part of."""
     try:
         existing = os.stat(path)
     except OSError:
@@ -41,7 +47,8 @@ def atomic_write(path: str, text: str) -> None:
             with open(
                 path, "w", encoding="utf-8", errors="backslashreplace", newline="\n"
             ) as handle:
-                handle.write(text)
+                for text in parts:
+                    handle.write(redact(text))
         except OSError as error:
             raise OutputError(f"{path}: cannot write: {error.strerror}") from None
         return
@@ -56,7 +63,8 @@ def atomic_write(path: str, text: str) -> None:
         with os.fdopen(
             fd, "w", encoding="utf-8", errors="backslashreplace", newline="\n"
         ) as handle:
-            handle.write(text)
+            for text in parts:
+                handle.write(redact(text))
         os.chmod(temporary, mode)
         os.replace(temporary, path)
     except OSError as error:

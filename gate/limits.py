@@ -185,6 +185,14 @@ MESSAGE_CHARS = Limit(
     "each part of an error message that quotes an input (a value, the columns found)",
     None,
 )
+KEPT_MESSAGE_CHARS = Limit(
+    "message kept",
+    500,
+    "characters",
+    "the text kept of each of the first 3 messages of a stimulus (why a trial failed, errored "
+    "or was skipped), for the report; the rest of a longer message is cut",
+    None,
+)
 
 ALL: tuple[Limit, ...] = (
     INPUT_BYTES,
@@ -208,4 +216,5 @@ ALL: tuple[Limit, ...] = (
     API_DEADLINE_SECONDS,
     API_RESPONSE_BYTES,
     MESSAGE_CHARS,
+    KEPT_MESSAGE_CHARS,
 )

@@ -31,6 +31,8 @@ class CheckRequest:
     config: GateConfig = field(default_factory=GateConfig)
     ingest: IngestOptions = field(default_factory=IngestOptions)
     baseline: tuple[str, ...] = ()
+    #: how to read the baseline when it differs from the results (its own format and --map)
+    baseline_ingest: IngestOptions | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,7 @@ def request_from_options(
     baseline: Sequence[str] = (),
     ingest: IngestOptions | None = None,
     origin: str = "option",
+    baseline_ingest: IngestOptions | None = None,
 ) -> CheckRequest:
     """Build a request from CLI options or action inputs (same names, same meaning)."""
     if not results:
@@ -122,6 +125,7 @@ def request_from_options(
         config=load_config(config, overrides or {}, origin=origin),
         ingest=options,
         baseline=tuple(baseline),
+        baseline_ingest=baseline_ingest,
     )
 
 
@@ -142,7 +146,7 @@ def run_check(request: CheckRequest) -> CheckOutcome:
     if request.baseline:
         with warnings.catch_warnings(record=True) as caught_baseline:
             warnings.simplefilter("always")
-            base_table, _ = load(request.baseline, request.ingest)
+            base_table, _ = load(request.baseline, request.baseline_ingest or request.ingest)
         caught.extend(caught_baseline)
         baseline = score_table(
             base_table,

@@ -15,7 +15,9 @@ import numpy as np
 from gate import metrics
 from gate.errors import ConfigError
 from gate.metrics import Interval, IntervalMethod
-from gate.trials import StimulusTrials, TrialTable
+from gate.metrics.reliability import ReliabilityRow, reliability_rows
+from gate.table import StimulusTrials, TrialTable
+from gate.trials import TrialMessage
 
 Metric = Literal["pass_rate", "pass_at_k", "pass_hat_k", "score", "flakiness"]
 
@@ -63,18 +65,22 @@ class StimulusScore:
     flaky: bool
     flakiness_percent: float
     flakiness_band: str
-    messages: tuple[str, ...]
+    #: why trials did not pass: the first few read (gate.table.MESSAGES_KEPT)
+    messages: tuple[TrialMessage, ...]
 
     @property
     def reading(self) -> str:
         return reading(self.pass_at_k, self.pass_hat_k)
 
-    def reliability(self) -> metrics.ReliabilitySummary | None:
+    @property
+    def ordered(self) -> bool:
+        """Whether every counted trial's outcome is known in trial order (not a counts row)."""
+        return bool(self.outcomes) and len(self.outcomes) == self.trials
+
+    def reliability(self) -> ReliabilityRow | None:
         """Reference 004's reliability summary of this stimulus's trials in order
         (``None`` without trial order: a counts file)."""
-        if not self.outcomes or len(self.outcomes) != self.trials:
-            return None
-        return metrics.summarize([letter == "P" for letter in self.outcomes])
+        return reliability_of([self])[0]
 
     @property
     def flakiness(self) -> float:
@@ -89,6 +95,17 @@ class NotScored(NamedTuple):
     name: str
     skipped: int
     errors: int
+
+
+def reliability_of(stimuli: Sequence[StimulusScore]) -> list[ReliabilityRow | None]:
+    """Reference 004's summaries of many stimuli at once (:func:`gate.metrics.reliability_rows`),
+    ``None`` for a stimulus without trial order."""
+    ordered = [s for s in stimuli if s.ordered]
+    rows = reliability_rows(
+        [np.frombuffer(s.outcomes.encode(), dtype=np.uint8) == ord("P") for s in ordered]
+    )
+    found = dict(zip((id(s) for s in ordered), rows, strict=True))
+    return [found.get(id(s)) for s in stimuli]
 
 
 @dataclass(frozen=True)
@@ -235,7 +252,7 @@ def _stimulus_score(
         flaky=0 < c < n,
         flakiness_percent=columns["percent"][i],
         flakiness_band=columns["band"][i],
-        messages=tuple(record.messages),
+        messages=record.trial_messages,
     )
 
 

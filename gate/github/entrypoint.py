@@ -116,6 +116,23 @@ def ingest_options(inputs: ActionInputs) -> IngestOptions:
     )
 
 
+def baseline_ingest_options(inputs: ActionInputs) -> IngestOptions | None:
+    """How to read the baseline when ``baseline_format``/``baseline_map`` say (else None:
+    as the results)."""
+    if inputs.baseline_format is None and inputs.baseline_map is None:
+        return None
+    from dataclasses import replace
+
+    results = ingest_options(inputs)
+    return replace(
+        results,
+        format=inputs.baseline_format or results.format,
+        column_map=(
+            dict(inputs.baseline_map) if inputs.baseline_map is not None else results.column_map
+        ),
+    )
+
+
 def check_request(inputs: ActionInputs) -> CheckRequest:
     """The pipeline's request; a configuration error an input caused names that input."""
     from gate.pipeline import request_from_options
@@ -128,6 +145,7 @@ def check_request(inputs: ActionInputs) -> CheckRequest:
         baseline=inputs.baseline,
         ingest=ingest_options(inputs),
         origin="input",
+        baseline_ingest=baseline_ingest_options(inputs),
     )
 
 
@@ -135,7 +153,7 @@ def evaluate(env: Mapping[str, str], *, write_report: bool = True) -> Evaluation
     """Read inputs and results, run the pipeline and build everything that will be published."""
     from gate.ingest import input_files
     from gate.pipeline import run_check
-    from gate.report.json_report import build_report, write_json
+    from gate.report.json_report import write_report as write_json_report
     from gate.report.markdown import render_summary
 
     context = context_from_env(env)
@@ -153,7 +171,7 @@ def evaluate(env: Mapping[str, str], *, write_report: bool = True) -> Evaluation
             outcome = run_check(check_request(inputs))
         if write_report:
             try:
-                write_json(inputs.report, build_report(outcome))
+                write_json_report(inputs.report, outcome)
             except OutputError as error:  # the verdict stands; the report is missing
                 report_problem = str(error)
     except Exception as error:  # a bug is an error (exit 2), never a crash

@@ -41,6 +41,8 @@ INPUT_DEFAULTS: dict[str, str] = {
     "duplicates": "error",
     **dict.fromkeys(OVERRIDE_NAMES, ""),
     "baseline": "",
+    "baseline_format": "",
+    "baseline_map": "",
     "report": "eval-gate-report.json",
     "summary": "true",
     "comment": "always",
@@ -91,6 +93,9 @@ class ActionInputs:
     duplicates: str
     overrides: dict[str, str | None]
     baseline: tuple[str, ...]
+    #: the baseline's own format and map; None: as the results'
+    baseline_format: str | None
+    baseline_map: dict[str, str] | None
     report: str
     summary: bool
     comment: CommentMode
@@ -129,7 +134,7 @@ def _choice(name: str, value: str, choices: tuple[str, ...]) -> str:
     return value
 
 
-def _column_map(value: str) -> dict[str, str]:
+def _column_map(value: str, name: str = "map") -> dict[str, str]:
     """``FIELD=COLUMN`` pairs separated by commas or newlines, as ``--map`` takes them."""
     known = (*FIELDS, *METADATA_FIELDS)
     mapping: dict[str, str] = {}
@@ -140,14 +145,15 @@ def _column_map(value: str) -> dict[str, str]:
         field, column = field.strip(), column.strip()
         if not sep or not field or not column:
             raise ActionInputError(
-                f"input map: {part.strip()!r} is not FIELD=COLUMN (e.g. stimulus=case_id,passed=ok)"
+                f"input {name}: {part.strip()!r} is not FIELD=COLUMN "
+                "(e.g. stimulus=case_id,passed=ok)"
             )
         if field not in known:
             raise ActionInputError(
-                f"input map: unknown field {field!r}; expected fields among {', '.join(known)}"
+                f"input {name}: unknown field {field!r}; expected fields among {', '.join(known)}"
             )
         if field in mapping:
-            raise ActionInputError(f"input map: field {field!r} is mapped twice")
+            raise ActionInputError(f"input {name}: field {field!r} is mapped twice")
         mapping[field] = column
     return mapping
 
@@ -193,6 +199,12 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
         duplicates=_choice("duplicates", raw_input(env, "duplicates"), DUPLICATE_POLICIES),
         overrides={name: raw_input(env, name) or None for name in OVERRIDE_NAMES},
         baseline=_lines(raw_input(env, "baseline")),
+        baseline_format=raw_input(env, "baseline_format") or None,
+        baseline_map=(
+            _column_map(raw_input(env, "baseline_map"), "baseline_map")
+            if raw_input(env, "baseline_map")
+            else None
+        ),
         report=report,
         summary=_boolean("summary", raw_input(env, "summary")),
         comment=cast(CommentMode, _choice("comment", raw_input(env, "comment"), COMMENT_MODES)),

@@ -71,11 +71,29 @@ def append_summary(path: str, markdown: str, where_the_rest_is: str) -> None:
     _append(path, text if text.endswith("\n") else text + "\n")
 
 
-def annotation_command(annotation: Annotation) -> str:
-    """``::level title=...::message``, redacted, then escaped per the toolkit's rules."""
+def annotation_path(file: str, workspace: str | None = None) -> str | None:
+    """A result file as an annotation's ``file=``: relative to the workspace (the current
+    folder by default), as GitHub matches it against the repository; None outside it."""
+    base = os.path.realpath(workspace or os.getcwd())
+    path = os.path.realpath(file) if os.path.isabs(file) else os.path.join(base, file)
+    relative = os.path.relpath(os.path.normpath(path), base)
+    if relative == os.curdir or relative.split(os.sep)[0] == os.pardir:
+        return None
+    return relative.replace(os.sep, "/")
+
+
+def annotation_command(annotation: Annotation, workspace: str | None = None) -> str:
+    """``::level file=...,line=...,title=...::message``, redacted, then escaped per the
+    toolkit's rules; ``file`` and ``line`` when the annotation names a result file."""
+    properties = []
+    path = annotation_path(annotation.file, workspace) if annotation.file else None
+    if path is not None:
+        properties.append(f"file={workflow_property(redact(path))}")
+        if annotation.line is not None:
+            properties.append(f"line={annotation.line}")
+    properties.append(f"title={workflow_property(redact(annotation.title))}")
     return (
-        f"::{annotation.level} title={workflow_property(redact(annotation.title))}"
-        f"::{workflow_data(redact(annotation.message))}"
+        f"::{annotation.level} {','.join(properties)}::{workflow_data(redact(annotation.message))}"
     )
 
 

@@ -20,7 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from gate.errors import InputError
-from gate.trials import SuiteSpec, Trial, TrialTable
+from gate.table import TrialTable
+from gate.trials import SuiteSpec, Trial
 
 Record = Trial | SuiteSpec
 Reader = Callable[[str, "IngestOptions"], Iterator[Record]]
@@ -162,11 +163,7 @@ def load(
         duplicates = Duplicates(options.duplicates, inputs)  # may read newest first
         for path, format_name, detected in duplicates.order:
             try:
-                for record in duplicates.records(path, reader(format_name)(path, options)):
-                    if isinstance(record, SuiteSpec):
-                        table.declare_suite(record)
-                    else:
-                        table.add(record)
+                table.extend(duplicates.records(path, reader(format_name)(path, options)))
             except InputError as error:
                 if options.duplicates != "error":
                     raise
@@ -177,6 +174,13 @@ def load(
         raise InputError("no trials found in " + ", ".join(table.sources or list(patterns)))
     for note in [*duplicates.notes, *look_alike_names(table.stimuli)]:
         warnings.warn(note, UserWarning, stacklevel=2)
+    if table.usage_dropped:
+        warnings.warn(
+            f"{table.usage_dropped} usage value(s) (cost_usd, duration_s, tokens) are not a "
+            "finite number ≥ 0 and were left out, as if not reported",
+            UserWarning,
+            stacklevel=2,
+        )
     return table.finish(), loaded
 
 

@@ -29,7 +29,8 @@ from gate.ingest.native import CHUNK_BYTES, suite_spec
 from gate.ingest.values import json_number
 from gate.reading import read_head
 from gate.schemas import first_invalid, validate
-from gate.trials import DEFAULT_SUITE, StimulusCounts, TrialTable
+from gate.table import TrialTable
+from gate.trials import DEFAULT_SUITE, StimulusCounts, TrialMessage
 
 #: What the report says once per counts file.
 ORDER_WARNING = (
@@ -128,9 +129,33 @@ def _counts(record: Mapping[str, Any], default_suite: str, where: Provenance) ->
         score_sum=record.get("score_sum"),
         categories=record.get("categories"),
         tags=tuple(record.get("tags") or ()),
-        messages=tuple(record.get("messages") or ()),
+        messages=tuple(_message(m) for m in record.get("messages") or ()),
         provenance=where,
     )
+
+
+def _message(given: str | Mapping[str, Any]) -> str | TrialMessage:
+    """A schema-valid counts message: its text, or a TrialMessage with what it says."""
+    if isinstance(given, str):
+        return given
+    file = given.get("file")
+    where = None
+    if file is not None:
+        where = Provenance(file, given.get("line"), given.get("pointer"))
+    return TrialMessage(given["text"], given.get("outcome"), given.get("trial"), where)
+
+
+def _message_record(message: TrialMessage) -> dict[str, Any]:
+    where = message.where
+    fields = {
+        "text": message.text,
+        "trial": message.trial,
+        "outcome": message.outcome,
+        "file": where.file if where else None,
+        "line": where.line if where else None,
+        "pointer": where.pointer if where else None,
+    }
+    return {key: value for key, value in fields.items() if value is not None}
 
 
 def counts_rows(table: TrialTable) -> Iterator[dict[str, Any]]:
@@ -168,8 +193,8 @@ def counts_rows(table: TrialTable) -> Iterator[dict[str, Any]]:
             row["categories"] = dict(zip(names, by_index, strict=True))
         if record.tags:
             row["tags"] = sorted(record.tags)
-        if record.messages:
-            row["messages"] = list(record.messages)
+        if record.trial_messages:
+            row["messages"] = [_message_record(m) for m in record.trial_messages]
         yield row
 
 

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from gate.errors import InputError
-from gate.trials import StimulusCounts, SuiteSpec, Trial, TrialBatch
+from gate.trials import StimulusCounts, SuiteSpec, Trial, TrialBatch, TrialColumns
 
 Policy = Literal["error", "pool", "newest"]
 POLICIES: tuple[Policy, ...] = ("error", "pool", "newest")
@@ -41,7 +41,7 @@ STARTED: dict[str, str] = {
     "tau2-bench": "tau:started_tau2",
 }
 
-Item = Trial | TrialBatch | StimulusCounts | SuiteSpec
+Item = Trial | TrialBatch | TrialColumns | StimulusCounts | SuiteSpec
 
 
 def parse_time(value: Any) -> datetime | None:
@@ -104,9 +104,9 @@ class Duplicates:
         if self.policy == "error" or len(self.order) < 2:
             yield from items
         elif self.policy == "pool":
-            yield from self._pool(path, items)
+            yield from self._pool(path, _rows(items))
         else:
-            yield from self._newest(path, items)
+            yield from self._newest(path, _rows(items))
 
     def _pool(self, path: str, items: Iterable[Item]) -> Iterator[Item]:
         offsets = self._offsets
@@ -187,13 +187,24 @@ class Duplicates:
             )
 
 
+def _rows(items: Iterable[Item]) -> Iterator[Item]:
+    """The items with each block of columns given row by row: renumbering or leaving out a
+    trial is done per trial (only when two files are pooled or ordered)."""
+    for item in items:
+        if isinstance(item, TrialColumns):
+            for position in range(len(item)):
+                yield item.trial_at(position)
+        else:
+            yield item
+
+
 def _keys(batch: TrialBatch) -> Iterator[tuple[str, str, int]]:
     """(suite, stimulus, trial index) of each record of a batch, as the table reads them."""
     if batch.stimulus is None:
         for record in batch.records:
             yield record.get("suite", batch.suite), record["stimulus"], record["trial"]
     else:
-        for position, record in enumerate(batch.records):
+        for position, record in enumerate(batch.records, start=batch.first_position):
             yield batch.suite, batch.stimulus, record.get("trial", position)
 
 

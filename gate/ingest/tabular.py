@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from typing import Any
 
 from gate import limits
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
-from gate.ingest._json import iter_jsonl
 from gate.ingest.values import (
     Appearance,
     finite_number,
@@ -39,9 +39,10 @@ from gate.ingest.values import (
     parse_bool,
     trial_index,
     unit_score,
+    warn,
 )
 from gate.reading import open_input, too_large
-from gate.trials import DEFAULT_SUITE, Status, Trial
+from gate.trials import DEFAULT_SUITE, Status, Trial, TrialColumns
 
 _STATUS: dict[str, Status] = {
     "ok": "ok",
@@ -310,8 +311,12 @@ def _bounded_lines(handle: io.TextIOBase, path: str, delimiter: str) -> Iterator
         yield line
 
 
-def read_csv(path: str, options: IngestOptions) -> Iterator[Record]:
-    """Read a CSV/TSV file with a header row; errors name the row's line."""
+def read_csv(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
+    """Read a CSV/TSV file with a header row; errors name the row's line.
+
+    Blocks of about a megabyte are read as columns (:func:`_csv_blocks`) while they are
+    plain (no quotes, every line with the header's number of cells); from the first block
+    that is not, the csv module reads the rest, row by row."""
     with io.TextIOWrapper(open_input(path), encoding="utf-8-sig", newline="") as handle:
         reader = None
         try:
@@ -334,43 +339,485 @@ def read_csv(path: str, options: IngestOptions) -> Iterator[Record]:
                 )
             mapping = _column_map(options, header, Provenance(path, 1))
             order = Appearance()
-            line = reader.line_num
-            for cells in reader:
-                start, line = line + 1, reader.line_num
-                if not any(cell.strip() for cell in cells):
-                    continue
-                where = Provenance(path, start)
-                if len(cells) != len(header):
-                    raise InputError(
-                        "row has the wrong number of cells",
-                        where,
-                        expected=f"{len(header)} (as in the header)",
-                        found=str(len(cells)),
-                    )
-                row = dict(zip(header, cells, strict=True))
-                yield _row_trial(row, mapping, where, options, order, strict_keys=True)
+            header_lines = reader.line_num
         except csv.Error as error:
             number = reader.line_num if reader is not None else None
             raise InputError(f"not valid CSV: {error}", Provenance(path, number)) from None
         except UnicodeDecodeError as error:
             raise InputError(f"not UTF-8 text ({error.reason})", Provenance(path)) from None
+    resume = (0, header_lines + 1)
+    if header_lines == 1:
+        resume = yield from _csv_blocks(path, header, mapping, delimiter, options, order)
+    yield from _csv_rows(path, header, mapping, delimiter, options, order, *resume)
 
 
-def read_jsonl(path: str, options: IngestOptions) -> Iterator[Record]:
-    """Read JSONL with one trial object per line; columns are keys or dotted paths."""
+def _csv_rows(
+    path: str,
+    header: list[str],
+    mapping: Mapping[str, str],
+    delimiter: str,
+    options: IngestOptions,
+    order: Appearance,
+    offset: int,
+    first_line: int,
+) -> Iterator[Record]:
+    """Row by row with the csv module, from byte ``offset`` (line ``first_line``) on."""
+    with open_input(path) as raw:
+        raw.seek(offset)
+        encoding = "utf-8-sig" if offset == 0 else "utf-8"
+        with io.TextIOWrapper(raw, encoding=encoding, newline="") as handle:
+            reader = None
+            try:
+                lines = _bounded_lines(handle, path, delimiter)
+                reader = csv.reader(lines, delimiter=delimiter, strict=True)
+                # Lines are counted from the file's start (offset 0: the header is read again
+                # and skipped), or from the line the columnar path stopped at.
+                base = 0 if offset == 0 else first_line - 1
+                if offset == 0:
+                    next(reader, None)
+                line = base + reader.line_num
+                for cells in reader:
+                    start, line = line + 1, base + reader.line_num
+                    if not any(cell.strip() for cell in cells):
+                        continue
+                    where = Provenance(path, start)
+                    if len(cells) != len(header):
+                        raise InputError(
+                            "row has the wrong number of cells",
+                            where,
+                            expected=f"{len(header)} (as in the header)",
+                            found=str(len(cells)),
+                        )
+                    row = dict(zip(header, cells, strict=True))
+                    yield _row_trial(row, mapping, where, options, order, strict_keys=True)
+            except csv.Error as error:
+                number = base + reader.line_num if reader is not None else None
+                raise InputError(f"not valid CSV: {error}", Provenance(path, number)) from None
+            except UnicodeDecodeError as error:
+                raise InputError(f"not UTF-8 text ({error.reason})", Provenance(path)) from None
+
+
+class _CsvColumns:
+    """The columns of a block of plain CSV lines (cells split at the delimiter)."""
+
+    def __init__(self, header: list[str], cells: list[str]) -> None:
+        self._index = {name: i for i, name in enumerate(header)}
+        self._width = len(header)
+        self._cells = cells
+
+    def __call__(self, column: str, top_level: bool = False) -> list[Any] | None:
+        at = self._index.get(column)
+        if at is None:
+            return None
+        return self._cells[at :: self._width]
+
+
+def _plain_cells(text: str, delimiter: str, width: int) -> tuple[int, list[str]] | None:
+    """(rows, every cell row after row) of whole lines of CSV text, one row per line and
+    ``width`` cells each; None otherwise. Without quotes the text is split at the
+    delimiter; with them the csv module splits it (quoted cells may hold delimiters)."""
+    if '"' in text:
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+        try:
+            parsed = list(reader)
+        except csv.Error:
+            return None
+        lines = text.count("\n") + (not text.endswith("\n"))
+        if reader.line_num != lines or len(parsed) != lines:
+            return None  # a quoted cell over several lines: line numbers would be off
+        if set(map(len, parsed)) != {width}:
+            return None
+        return len(parsed), list(itertools.chain.from_iterable(parsed))
+    rows = text.split("\n")
+    if rows[-1] == "":
+        rows.pop()
+    if set(map(str.count, rows, itertools.repeat(delimiter))) != {width - 1}:
+        return None
+    cells = delimiter.join(rows).split(delimiter)
+    return len(rows), cells
+
+
+def _csv_blocks(
+    path: str,
+    header: list[str],
+    mapping: Mapping[str, str],
+    delimiter: str,
+    options: IngestOptions,
+    order: Appearance,
+) -> Generator[TrialColumns, None, tuple[int, int]]:
+    """Blocks of plain rows as columns; returns (byte offset, line) where the csv module
+    must take over (the end of the file when every block was plain)."""
+    from gate.reading import line_blocks
+
+    width = len(header)
+    with open_input(path) as handle:
+        head = handle.readline(limits.LINE_BYTES.value() + 1)
+        if not head.endswith(b"\n"):
+            return (0, 2)  # a header line that does not end: let the csv module say
+        offset, line = handle.tell(), 2
+        for first_line, start, lines in line_blocks(handle, path, 1 << 20, first_line=2):
+            offset, line = start, first_line
+            data = b"".join(lines)
+            if b"\r" in data.replace(b"\r\n", b"\n"):
+                return (offset, line)
+            if max(map(len, lines)) > limits.CSV_FIELD_CHARS.value():
+                return (offset, line)  # a cell may be over the csv module's limit: it says
+            try:
+                text = data.decode("utf-8").replace("\r\n", "\n")
+            except UnicodeDecodeError:
+                return (offset, line)
+            split = _plain_cells(text, delimiter, width)
+            if split is None:
+                return (offset, line)  # blank lines, wrong numbers of cells, quoted newlines
+            rows, cells = split
+            numbers = list(range(first_line, first_line + rows))
+            try:
+                columns = _columns(
+                    _CsvColumns(header, cells), rows, numbers, path, mapping, options,
+                    order, typed=False,
+                )  # fmt: skip
+            except _NotColumnar:
+                return (offset, line)
+            yield columns
+            offset, line = start + len(data), first_line + len(lines)
+    return (offset, line)
+
+
+def _jsonl_chunks(path: str) -> Iterator[tuple[int, list[Any], list[bytes] | None]]:
+    """(first line, records, the lines when orjson parsed them) of each chunk: orjson when
+    certain, else the strict parser, which words any error. orjson reads an integer past
+    64 bits as a float where ``json`` keeps the int: whoever reads such a value as text
+    reads ``lines`` again strictly (:func:`_strictly`)."""
+    from gate.ingest._json import jsonl_chunks
+
+    for chunk in jsonl_chunks(path, 1 << 20):
+        if chunk.records is not None:
+            yield chunk.first_line, chunk.records, chunk.lines
+            continue
+        records: list[Any] = []
+        first = 0
+        for line, record in chunk.strict:
+            if records and (line != first + len(records) or len(records) >= 8192):
+                yield first, records, None  # after a blank line, or enough
+                records = []
+            if not records:
+                first = line
+            records.append(record)
+        if records:
+            yield first, records, None
+
+
+def _strictly(path: str, first_line: int, lines: list[bytes] | None, records: list[Any]) -> Any:
+    """The records of a chunk as the strict parser reads them."""
+    from gate.ingest._json import strict_lines
+
+    if lines is None:
+        return records
+    return [record for _, record in strict_lines(path, first_line, lines)]
+
+
+def _big_float(values: list[Any]) -> bool:
+    """A float that may be orjson's reading of an integer past 64 bits."""
+    return float in set(map(type, values)) and any(
+        type(v) is float and abs(v) >= 2.0**63 for v in values
+    )
+
+
+def read_jsonl(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
+    """Read JSONL with one trial object per line; columns are keys or dotted paths.
+
+    A chunk of records is read as columns when certain, else one record at a time."""
     mapping = _column_map(options, None, Provenance(path))
     unseen = set(options.column_map.values())
     order = Appearance()
-    for line, record in iter_jsonl(path):
-        where = Provenance(path, line)
-        if not isinstance(record, dict):
-            raise InputError("line is not a JSON object", where, found=type(record).__name__)
-        if unseen:
-            unseen = {column for column in unseen if not _lookup(record, column)[0]}
-        yield _row_trial(record, mapping, where, options, order, strict_keys=False, typed=True)
+    numbered = 0
+    for first_line, records, lines in _jsonl_chunks(path):
+        if all(type(r) is dict for r in records):
+            get = _JsonColumns(records)
+            try:
+                before = sum(order._seen.values())
+                columns = _columns(
+                    get,
+                    len(records),
+                    list(range(first_line, first_line + len(records))),
+                    path,
+                    mapping,
+                    options,
+                    order,
+                    typed=True,
+                )
+            except _NotColumnar:
+                pass
+            else:
+                numbered += sum(order._seen.values()) - before
+                unseen = {c for c in unseen if all(v is _MISSING for v in get(c) or ())}
+                yield columns
+                continue
+        for offset, record in enumerate(_strictly(path, first_line, lines, records)):
+            where = Provenance(path, first_line + offset)
+            if not isinstance(record, dict):
+                raise InputError("line is not a JSON object", where, found=type(record).__name__)
+            if unseen:
+                unseen = {column for column in unseen if not _lookup(record, column)[0]}
+            before = sum(order._seen.values())
+            yield _row_trial(record, mapping, where, options, order, strict_keys=False, typed=True)
+            numbered += sum(order._seen.values()) - before
     if unseen:
         # A typo in --map would otherwise read as "no value" on every line.
         raise InputError(
             f"--map names column(s) that no record has: {', '.join(sorted(unseen))}",
             Provenance(path),
         )
+    if numbered:
+        warn(
+            path,
+            f"{numbered} record(s) have no trial index (no {mapping['trial']!r} key): each "
+            "stimulus's trials are numbered in order of appearance, so a trial given twice "
+            "counts twice",
+        )
+
+
+class _JsonColumns:
+    """A column of JSON records: the value of a key or dotted path in each (``_MISSING``
+    where a record has none); ``top_level``: only a key of that name, None if no record has
+    it. Each column is looked up once."""
+
+    def __init__(self, records: list[dict[str, Any]]) -> None:
+        self._records = records
+        self._cache: dict[tuple[str, bool], list[Any] | None] = {}
+
+    def __call__(self, column: str, top_level: bool = False) -> list[Any] | None:
+        key = (column, top_level)
+        if key not in self._cache:
+            records = self._records
+            if "." in column and not top_level:
+                found = [_value_at(r, column) for r in records]
+            else:
+                found = [r.get(column, _MISSING) for r in records]
+            if top_level and all(v is _MISSING for v in found):
+                self._cache[key] = None
+            else:
+                self._cache[key] = found
+        return self._cache[key]
+
+
+def _value_at(row: Mapping[str, Any], column: str) -> Any:
+    found, value = _lookup(row, column)
+    return value if found else _MISSING
+
+
+# -- the columnar path ---------------------------------------------------------------------
+#
+# A block of rows is converted column by column (a vocabulary per column of verdicts and
+# statuses, one conversion per column of numbers), into one TrialColumns for the table. It
+# takes a row exactly as _row_trial does, or not at all: whatever it is not certain of (a
+# value _row_trial would refuse, a spelling it would read some other way) raises
+# _NotColumnar, and the rows are read one by one instead, which words the error.
+
+
+class _NotColumnar(Exception):
+    """The rows are read one by one (_row_trial) instead."""
+
+
+_MISSING = object()
+
+
+def _texts(values: list[Any], typed: bool) -> list[str | None]:
+    """Values that must be text or nothing: str() of each, None for an empty one."""
+    if typed and (
+        not set(map(type, values)) <= {str, type(None), int, float} or _big_float(values)
+    ):
+        raise _NotColumnar
+    return [None if v is None or (type(v) is str and not v.strip()) else str(v) for v in values]
+
+
+def _vocabulary(values: list[Any], read: Any) -> list[Any]:
+    """``read`` of each value, computed once per distinct value; any error: not columnar."""
+    try:
+        known = {value: read(value) for value in set(values)}
+    except (InputError, TypeError):
+        raise _NotColumnar from None
+    return [known[value] for value in values]
+
+
+def _numbers(values: list[Any], typed: bool, unit: bool) -> list[float | None]:
+    """Numbers (None where absent), as finite_number/unit_score (text) or json_number/
+    json_unit_score (JSON) take them."""
+    if typed:
+        kinds = set(map(type, values))
+        if not kinds <= {int, float, type(None)}:
+            raise _NotColumnar
+        given = [v for v in values if v is not None]
+        try:
+            floats = [float(v) for v in given]
+        except OverflowError:
+            raise _NotColumnar from None
+    else:
+        given = [v for v in values if v is not None and v.strip()]
+        try:
+            floats = list(map(float, given))
+        except ValueError:
+            raise _NotColumnar from None
+    if not all(math.isfinite(f) and (not unit or 0.0 <= f <= 1.0) for f in floats):
+        raise _NotColumnar
+    if typed:
+        return [None if v is None else float(v) for v in values]
+    numbers = iter(floats)
+    return [next(numbers) if v is not None and v.strip() else None for v in values]
+
+
+def _metadata_values(values: list[Any]) -> list[Any]:
+    """:func:`_metadata_value` of each value (None where empty or missing): at once when all
+    the text is numbers (the table reads only whether and which number it is)."""
+    if set(map(type, values)) == {str}:
+        stripped = [v.strip() for v in values]
+        try:
+            numbers = [float(v) if v else None for v in stripped]
+        except ValueError:
+            pass
+        else:
+            if all(n is None or math.isfinite(n) for n in numbers):
+                return numbers
+    return [None if v is _MISSING or _empty(v) else _metadata_value(v) for v in values]
+
+
+def _columns(
+    get: Any,
+    size: int,
+    lines: list[int],
+    path: str,
+    mapping: Mapping[str, str],
+    options: IngestOptions,
+    order: Appearance,
+    *,
+    typed: bool,
+) -> TrialColumns:
+    """Rows as columns; ``get(column)`` gives a column's values (``_MISSING`` where a JSON row
+    lacks the key; ``top_level``: only a key of that name, None when there is no such
+    column). Raises :class:`_NotColumnar` rather than decide differently."""
+
+    def column(field: str) -> list[Any] | None:
+        return get(mapping[field]) if field in mapping else None
+
+    stimuli = column("stimulus")
+    if stimuli is None or _MISSING in stimuli:
+        raise _NotColumnar
+    stimulus = _texts(stimuli, typed)
+    if None in stimulus:
+        raise _NotColumnar
+    names = [s.strip() for s in stimulus]  # type: ignore[union-attr]
+    default_suite = options.suite or DEFAULT_SUITE
+    suite_values = column("suite")
+    if suite_values is None:
+        suites = [default_suite] * size
+    else:
+        texts = _texts([None if v is _MISSING else v for v in suite_values], typed)
+        suites = [default_suite if t is None else t.strip() for t in texts]
+    # The trial index: given in every row, or in none (numbered in order of appearance).
+    trial_values = column("trial")
+    given_index = trial_values is not None and (
+        not typed or "trial" in options.column_map or _MISSING not in trial_values
+    )
+    if given_index:
+        assert trial_values is not None
+        if typed:
+            if set(map(type, trial_values)) != {int} or min(trial_values) < 0:
+                raise _NotColumnar
+            indices: list[int] = trial_values
+        else:
+            stripped = [v.strip() for v in trial_values]
+            if not all(v.isdigit() and v.isascii() for v in stripped):
+                raise _NotColumnar
+            indices = list(map(int, stripped))
+    elif trial_values is not None and any(v is not _MISSING for v in trial_values):
+        raise _NotColumnar  # some rows have an index, some not: one by one
+    passed_values = column("passed")
+    if passed_values is None:
+        passed: list[bool | None] = [None] * size
+    elif typed:
+        passed = [None if v is _MISSING else v for v in passed_values]
+        if not set(map(type, passed)) <= {bool, type(None)}:
+            raise _NotColumnar
+    else:
+        column_name = mapping["passed"]
+        passed = _vocabulary(passed_values, lambda v: parse_bool(v, Provenance(path), column_name))
+    statuses: list[Status] = ["ok"] * size
+    status_values = column("status")
+    if status_values is not None:
+        raw = [None if v is _MISSING else v for v in status_values]
+        if typed and not set(map(type, raw)) <= {str, type(None)}:
+            raise _NotColumnar
+        read = _vocabulary(
+            raw,
+            lambda v: None if _empty(v) else _status(v, Provenance(path), mapping["status"]),
+        )
+        for i, found in enumerate(read):
+            if found is not None:
+                statuses[i] = found[0]
+                if passed[i] is None:
+                    passed[i] = found[1]
+    score_values = column("score")
+    scores: list[float | None] = [None] * size
+    if score_values is not None:
+        scores = _numbers([None if v is _MISSING else v for v in score_values], typed, unit=True)
+    outcome_values = column("outcome")
+    outcomes = None
+    for values in (outcome_values, column("message"), column("tags")):
+        if typed and values is not None and _big_float(values):
+            raise _NotColumnar  # text of a number that may be orjson's float: one by one
+    if outcome_values is not None:
+        outcomes = [None if v is _MISSING or _empty(v) else str(v) for v in outcome_values]
+    for i in [i for i, p in enumerate(passed) if p is None] if None in passed else ():
+        undecided = statuses[i] == "ok" and scores[i] is None
+        if undecided and (outcomes is None or outcomes[i] is None):
+            raise _NotColumnar  # "row has no outcome": one by one says it
+    message_values = column("message")
+    messages = None
+    if message_values is not None:
+        messages = [None if v is _MISSING or _empty(v) else str(v) for v in message_values]
+    tags = None
+    tag_values = column("tags")
+    if tag_values is not None:
+        tags = []
+        for value in tag_values:
+            if isinstance(value, list):
+                tags.append(tuple(str(tag) for tag in value))
+            elif value is _MISSING or _empty(value):
+                tags.append(())
+            else:
+                text = str(value).replace(";", ",")
+                tags.append(tuple(t.strip() for t in text.split(",") if t.strip()))
+    usage: dict[str, list[Any]] = {}
+    used = set(mapping.values()) | {c.split(".")[0] for c in mapping.values()}
+    for field in _NUMERIC_METADATA:
+        values = column(field)
+        if values is None:
+            # A column of that name that no field uses is metadata, kept as _row_trial
+            # keeps it (numeric text becomes a number).
+            if field in used or (plain := get(field, top_level=True)) is None:
+                continue
+            usage[field] = _metadata_values(plain)
+            continue
+        present = [None if v is _MISSING else v for v in values]
+        numeric = [v for v in present if not isinstance(v, dict)]
+        _numbers(numeric, typed, unit=False)  # or not columnar: json_number/finite_number refuse
+        if typed:
+            usage[field] = present  # numbers, or {input, output, total} tokens: the table reads
+        else:
+            usage[field] = _numbers(present, typed, unit=False)
+    if not given_index:
+        indices = [order.next(suite, name) for suite, name in zip(suites, names, strict=True)]
+    return TrialColumns(
+        file=path,
+        lines=lines,
+        stimulus=names,
+        suite=suites,
+        trial=indices,
+        status=statuses,
+        passed=passed,
+        score=scores,
+        outcome=outcomes,
+        message=messages,
+        tags=tags,
+        usage=usage,
+    )

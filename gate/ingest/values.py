@@ -131,8 +131,8 @@ def json_number(value: Any, where: Provenance, field: str) -> float:
         number = float(value)
     except OverflowError:  # an integer literal past the float range: as infinite as 1e400
         number = math.inf
-    if math.isfinite(number):  # nearly always: the error's text is built only when needed
-        return number
+    if math.isfinite(number):
+        return number  # the common case: no words needed
     return _finite(number, where, field, found=json_found(value))
 
 

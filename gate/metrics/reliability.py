@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from gate.metrics._validation import (
     IntArray,
@@ -162,6 +163,62 @@ def graceful_degradation(outcomes: Outcomes) -> int:
     weighted = sum(position * bit for position, bit in enumerate(bits, start=1))
     total = len(bits) * (len(bits) + 1) // 2
     return _round_half_up(100 * weighted, total)
+
+
+class ReliabilityRow(NamedTuple):
+    """One stimulus's reference-004 summary, as :func:`reliability_rows` computes it."""
+
+    decay_curve: list[int]
+    variance_amplification: int
+    graceful_degradation: int
+
+
+def reliability_rows(outcomes: Sequence[npt.ArrayLike]) -> list[ReliabilityRow]:
+    """:func:`reliability_decay_curve`, :func:`variance_amplification` and
+    :func:`graceful_degradation` of many stimuli at once (the report's every stimulus),
+    with numpy over all their runs together: the same exact integers, in a fraction of
+    the time of one Python loop per run.
+
+    >>> row = reliability_rows([[True, True, True, False]])[0]
+    >>> row.decay_curve, row.variance_amplification, row.graceful_degradation
+    ([100, 100, 100, 31], 87, 60)
+    """
+    bits = [np.asarray(x, dtype=bool).ravel() for x in outcomes]
+    sizes = np.array([b.size for b in bits], dtype=np.int64)
+    if sizes.size == 0:
+        return []
+    if np.any(sizes == 0):
+        check_outcomes(bits[int(np.argmin(sizes))])  # raises: at least one run is needed
+    flat = np.concatenate(bits).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    # k = 1..n and c_k (passes among the first k runs) for every run of every stimulus
+    k = np.arange(flat.size) - np.repeat(starts, sizes) + 1
+    totals = np.cumsum(flat)
+    c = totals - np.repeat(np.concatenate([[0], totals[starts[1:] - 1]]), sizes)
+    with np.errstate(divide="ignore"):
+        estimate = 100.0 * np.exp(k * np.log(c / k))
+    curve = np.floor(estimate).astype(np.int64)
+    curve[c == k] = 100
+    curve[c == 0] = 0
+    # Where the float lies within rounding of an integer, exact integers decide the floor.
+    near = (np.abs(estimate - np.round(estimate)) <= 1e-9 * np.maximum(1.0, estimate)) & (
+        (c != k) & (c != 0)
+    )
+    for i in np.flatnonzero(near).tolist():
+        curve[i] = 100 * int(c[i]) ** int(k[i]) // int(k[i]) ** int(k[i])
+    passes = np.add.reduceat(flat, starts)
+    weighted = np.add.reduceat(flat * k, starts)
+    position_sum = sizes * (sizes + 1) // 2
+    rows = []
+    for i, (start, size) in enumerate(zip(starts.tolist(), sizes.tolist(), strict=True)):
+        rows.append(
+            ReliabilityRow(
+                curve[start : start + size].tolist(),
+                _variance_amplification(size, int(passes[i])),
+                _round_half_up(100 * int(weighted[i]), int(position_sum[i])),
+            )
+        )
+    return rows
 
 
 RELIABILITY_TARGETS: tuple[str, ...] = (

@@ -1,8 +1,11 @@
-"""Annotation records (unescaped): failed gates as errors, undecided gates and flaky stimuli
-as warnings."""
+"""Annotation records (unescaped): failed gates as errors, undecided gates, failing and flaky
+stimuli as warnings (a failing stimulus a failed gate names, as an error). An annotation of a
+stimulus names the result file and line of its first kept message, where the format gives
+one, so the runner can show it at that line."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -10,6 +13,8 @@ from gate.report import wording
 
 if TYPE_CHECKING:
     from gate.pipeline import CheckOutcome
+    from gate.scoring import StimulusScore
+    from gate.trials import TrialMessage
 
 
 @dataclass(frozen=True)
@@ -17,11 +22,30 @@ class Annotation:
     level: Literal["error", "warning", "notice"]
     title: str
     message: str
+    #: the result file and line the annotation points at (the runner shows it there)
+    file: str | None = None
+    line: int | None = None
+
+
+def _placed(messages: Sequence[TrialMessage]) -> tuple[str | None, int | None]:
+    """The file and line of the first message that has a file (the line may be unknown)."""
+    for message in messages:
+        if message.where is not None and message.where.file:
+            return message.where.file, message.where.line
+    return None, None
+
+
+def _stimulus_annotation(
+    level: Literal["error", "warning"], title: str, text: str, stimulus: StimulusScore
+) -> Annotation:
+    file, line = _placed(stimulus.messages)
+    return Annotation(level, title, text, file, line)
 
 
 def build_annotations(outcome: CheckOutcome) -> list[Annotation]:
     """Most important first: failed gates, inconclusive gates (with what would decide them),
-    then the flakiest stimuli, then warnings (about the input or the comparison)."""
+    failing stimuli (those a failed gate names first), the flakiest stimuli, then warnings
+    (about the input or the comparison)."""
     notes = [
         Annotation(
             "error",
@@ -38,15 +62,32 @@ def build_annotations(outcome: CheckOutcome) -> list[Annotation]:
         )
         for g in outcome.inconclusive_gates
     ]
+    named = {name for g in outcome.failed_gates for name in g.failing}
+    failing = sorted(
+        (s for s in outcome.suite.stimuli if s.name in named or (s.trials and not s.passes)),
+        key=lambda s: (s.name not in named, s.pass_rate, s.name),
+    )
+    notes += [
+        _stimulus_annotation(
+            "error" if s.name in named else "warning",
+            wording.failing_stimulus_title(s.name),
+            wording.failing_stimulus_message(
+                s.name, s.passes, s.trials, s.messages[0] if s.messages else None
+            ),
+            s,
+        )
+        for s in failing
+    ]
     flaky = sorted(
-        (s for s in outcome.suite.stimuli if s.flaky),
+        (s for s in outcome.suite.stimuli if s.flaky and s.name not in named),
         key=lambda s: (-s.flakiness_percent, s.pass_rate, s.name),
     )
     notes += [
-        Annotation(
+        _stimulus_annotation(
             "warning",
             f"eval-gate: flaky stimulus {s.name}",
             wording.flaky_sentence(s),
+            s,
         )
         for s in flaky
     ]

@@ -13,7 +13,7 @@ from gate.compare import Comparison, StimulusRow
 from gate.gates import GateDecision
 from gate.report import wording
 from gate.report.escape import md_text, mermaid_label
-from gate.scoring import StimulusScore, SuiteScore
+from gate.scoring import StimulusScore, SuiteScore, reliability_of
 
 if TYPE_CHECKING:
     from gate.pipeline import CheckOutcome
@@ -125,10 +125,11 @@ def render_suite(
 def render_reliability(s: SuiteScore) -> str:
     """Reference 004's reliability view of the flaky and failing stimuli (with trial order)."""
     rows = []
-    for stimulus in worst_first(s.stimuli):
-        if stimulus.passes == stimulus.trials:
-            continue
-        summary = stimulus.reliability()
+    # The summary is computed only for the rows shown (it costs per trial); the others are
+    # counted: a stimulus has one exactly when its trial order is known.
+    eligible = [x for x in worst_first(s.stimuli) if x.passes < x.trials and x.ordered]
+    shown_stimuli = eligible[:MAX_STIMULUS_ROWS]
+    for stimulus, summary in zip(shown_stimuli, reliability_of(shown_stimuli), strict=True):
         if summary is None:
             continue
         rows.append(
@@ -142,7 +143,7 @@ def render_reliability(s: SuiteScore) -> str:
         )
     if not rows:
         return ""
-    shown = rows[:MAX_STIMULUS_ROWS]
+    shown = rows
     header = [
         "Stimulus",
         "Decay curve (pass^k over the first k runs)",
@@ -153,7 +154,7 @@ def render_reliability(s: SuiteScore) -> str:
     body = table(header, shown, "llrrr")
     note = f"_{wording.RELIABILITY_NOTE}_"
     return folded(
-        f"Reliability of {wording.stimuli_count(len(rows))} that did not always pass",
+        f"Reliability of {wording.stimuli_count(len(eligible))} that did not always pass",
         f"{note}\n\n{body}",
         len(shown),
     )
@@ -256,10 +257,39 @@ def render_stimuli(outcome: CheckOutcome, s: SuiteScore | None = None) -> str:
     return "\n\n".join(part for part in (chart, body) if part)
 
 
+def render_messages(suite: SuiteScore) -> str:
+    """Why trials of the suite's failing and flaky stimuli failed, collapsed: each
+    stimulus's first messages (worst stimuli first, at most :data:`MAX_STIMULUS_ROWS`)."""
+    chosen = [
+        s for s in worst_first(suite.stimuli) if s.messages and s.passes < s.trials
+    ][:MAX_STIMULUS_ROWS]
+    if not chosen:
+        return ""
+    show_suite = len({x.suite for x in suite.stimuli}) > 1
+    items = []
+    for stimulus in chosen:
+        name = f"{stimulus.suite}/{stimulus.name}" if show_suite else stimulus.name
+        label = wording.stimulus_messages_label(name, stimulus.passes, stimulus.trials, md_text)
+        lines = [f"- **{label}**"]
+        lines += [
+            f"  - {wording.message_sentence(m, lambda text: md_text(text, 300))}"
+            for m in stimulus.messages
+        ]
+        items.append("\n".join(lines))
+    summary = wording.MESSAGES_SUMMARY.format(count=wording.stimuli_count(len(chosen)))
+    return f"<details><summary>{summary}</summary>\n\n" + "\n".join(items) + "\n\n</details>"
+
+
 def render_methods(outcome: CheckOutcome) -> str:
     """How the numbers are computed, collapsed at the end of the summary."""
     notes = "\n".join(f"- {note}" for note in wording.methods_notes(outcome.suite))
     return f"<details><summary>{wording.METHODS_TITLE}</summary>\n\n{notes}\n\n</details>"
+
+
+def _error_text(stimulus: StimulusScore) -> str:
+    """The first kept message of an errored trial (or of unknown outcome: a counts row)."""
+    first = next((m for m in stimulus.messages if m.outcome in ("errored", None)), None)
+    return first.text if first else ""
 
 
 def render_notes(outcome: CheckOutcome) -> str:
@@ -267,15 +297,19 @@ def render_notes(outcome: CheckOutcome) -> str:
     parts = []
     errored = [x for x in s.stimuli if x.errors]
     if errored:
+        # At most as many rows as the stimuli table: 100,000 stimuli must not make a summary
+        # of megabytes (the JSON report lists every stimulus's messages).
         rows = [
-            [md_text(x.name), str(x.errors), md_text(x.messages[0] if x.messages else "", 160)]
-            for x in sorted(errored, key=lambda x: -x.errors)
+            [md_text(x.name), str(x.errors), md_text(_error_text(x), 160)]
+            for x in sorted(errored, key=lambda x: -x.errors)[:MAX_STIMULUS_ROWS]
         ]
+        more = len(errored) - len(rows)
         parts.append(
             folded(
                 wording.plural(s.errors, "errored trial"),
                 f"**Errored trials** ({s.errors}):\n\n"
-                + table(["Stimulus", "Errors", "First message"], rows, "lrl"),
+                + table(["Stimulus", "Errors", "First message"], rows, "lrl")
+                + (f"\n\n_{wording.more_stimuli_note(more)}_" if more else ""),
                 len(rows),
             )
         )
@@ -305,6 +339,7 @@ def render_summary(outcome: CheckOutcome) -> str:
             "### Stimuli, worst first",
             render_stimuli(outcome),
             render_reliability(s),
+            render_messages(s),
         ]
     for one in suites if len(suites) > 1 else ():
         sections += [
@@ -313,6 +348,7 @@ def render_summary(outcome: CheckOutcome) -> str:
             render_suite(one),
             render_stimuli(outcome, one),
             render_reliability(one),
+            render_messages(one),
         ]
     sections += [
         *(render_comparison(c) for c in outcome.comparisons),

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from gate.metrics import Interval
     from gate.pipeline import CheckOutcome
     from gate.scoring import StimulusScore, SuiteScore
+    from gate.trials import TrialMessage
 
 Escape = Callable[[str], str]
 
@@ -879,3 +880,48 @@ def policy_sentence(outcome: CheckOutcome) -> str | None:
         f"Exit code {outcome.exit_code}: inconclusive, counted as a {policy} by the "
         f"on_inconclusive: {policy} setting."
     )
+
+
+# --------------------------------------------------------------------------- trial messages
+
+#: the heading of the collapsed section that says why trials failed
+MESSAGES_SUMMARY = "Why trials failed (the first messages of {count})"
+
+
+def message_place(message: TrialMessage) -> str | None:
+    """Where the trial was read: ``results.xml:12``, ``log.json at /samples/3``; None unknown."""
+    return str(message.where) if message.where else None
+
+
+def message_sentence(message: TrialMessage, escape: Escape = _plain) -> str:
+    """One kept message in words: 'trial 3 failed (results.xml:12): expected 42, got 7'.
+
+    >>> from gate.errors import Provenance
+    >>> from gate.trials import TrialMessage
+    >>> message_sentence(TrialMessage("boom", "errored", 3, Provenance("r.xml", 12)))
+    'trial 3 errored (r.xml:12): boom'
+    >>> message_sentence(TrialMessage("timed out"))
+    'a trial: timed out'
+    """
+    who = f"trial {message.trial}" if message.trial is not None else "a trial"
+    what = f" {message.outcome}" if message.outcome else ""
+    place = message_place(message)
+    where = f" ({escape(place)})" if place else ""
+    return f"{who}{what}{where}: {escape(message.text)}"
+
+
+def stimulus_messages_label(name: str, passes: int, trials: int, escape: Escape = _plain) -> str:
+    """'geo-1 (1/5 passed)'."""
+    return f"{escape(name)} ({passes}/{trials} passed)"
+
+
+def failing_stimulus_title(name: str) -> str:
+    return f"eval-gate: failing stimulus {name}"
+
+
+def failing_stimulus_message(
+    name: str, passes: int, trials: int, first: TrialMessage | None
+) -> str:
+    """'geo-1: 0/5 trials passed; first: trial 0 failed (r.xml:12): expected 42'."""
+    text = f"{name}: {passes}/{trials} trials passed"
+    return text + (f"; first: {message_sentence(first)}" if first else "")

@@ -165,7 +165,7 @@ def test_validate_reports_each_file(tmp_path: Path) -> None:
     good = EXAMPLES / "failing" / "results.jsonl"
     result = run("validate", str(good), str(bad))
     assert result.returncode == 2
-    assert f"ok: {good} (native, 5 stimuli, 15 trials)" in result.stdout
+    assert f"ok: {good} (native, 5 stimuli, 15 trials (1 errored, 0 skipped))" in result.stdout
     assert "duplicate key 'passed'" in result.stderr
     assert run("validate", str(good)).returncode == 0
 
@@ -235,5 +235,5 @@ def test_validate_counts_in_words(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{\n", encoding="utf-8")
     result = run("validate", str(one), str(bad))
-    assert f"ok: {one} (native, 1 stimulus, 1 trial)" in result.stdout
+    assert f"ok: {one} (native, 1 stimulus, 1 trial (0 errored, 0 skipped))" in result.stdout
     assert result.stderr.strip().splitlines()[-1] == "Error: 1 of 2 files is invalid"

@@ -154,7 +154,7 @@ def test_init_suggests_gates_from_the_failing_example(workdir: Path) -> None:
     assert validated.exit_code == 0, validated.output
     assert validated.stdout.splitlines() == [
         "ok: .eval-gate.yml (configuration, 3 gates)",
-        "ok: results.jsonl (native, 5 stimuli, 15 trials)",
+        "ok: results.jsonl (native, 5 stimuli, 15 trials (1 errored, 0 skipped))",
         "ok: .eval-gate.yml can be evaluated on these results",
     ]
     checked = invoke("check", "results.jsonl", "--config", ".eval-gate.yml", "--json", "-")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gate.pipeline import request_from_options, run_check
+from gate.report.escape import md_text
 from gate.report.json_report import build_report
 from gate.report.markdown import FOLD_ROWS, MAX_STIMULUS_ROWS, render_summary
 from gate.schemas import validator
@@ -211,9 +212,7 @@ def test_only_undecided_stimuli_carry_more_trials(write_jsonl, tmp_path) -> None
         ("Ünïcode naïve 名前", '"Ünïcode naïve 名前"'),
     ],
 )
-def test_a_mermaid_label_cannot_end_its_string_or_start_a_directive(
-    name: str, label: str
-) -> None:
+def test_a_mermaid_label_cannot_end_its_string_or_start_a_directive(name: str, label: str) -> None:
     from gate.report.escape import mermaid_label
 
     assert mermaid_label(name) == label
@@ -287,3 +286,101 @@ def test_reports_name_the_raised_mid_p_weight_where_it_is_used(write_jsonl) -> N
         request_from_options([str(write_jsonl(trials_of("five", "PPPPF")))], config=None)
     )
     assert build_report(only_five)["methods"]["stimulus_interval"] == "mid-p with a coverage floor"
+
+
+def _with_messages(write_jsonl):
+    records = [
+        {"suite": "s", "stimulus": "never", "trial": t, "passed": False, "message": f"wrong {t}"}
+        for t in range(4)
+    ]
+    records += [
+        {"suite": "s", "stimulus": "flaky", "trial": 0, "passed": True, "message": "fine"},
+        {"suite": "s", "stimulus": "flaky", "trial": 1, "status": "error",
+         "message": "sandbox `rm -rf` <b>@octocat</b> #12\nsecond line"},
+        {"suite": "s", "stimulus": "steady", "trial": 0, "passed": True},
+        {"suite": "s", "stimulus": "steady", "trial": 1, "passed": True},
+    ]  # fmt: skip
+    path = write_jsonl(records)
+    return path, run_check(request_from_options([str(path)], config=None))
+
+
+def test_json_stimuli_say_why_trials_failed(write_jsonl) -> None:
+    path, outcome = _with_messages(write_jsonl)
+    report = build_report(outcome)
+    assert validator("report").is_valid(report)
+    by_name = {s["name"]: s["messages"] for s in report["stimuli"]}
+    assert by_name["never"] == [
+        {"trial": t, "outcome": "failed", "text": f"wrong {t}", "file": str(path),
+         "line": t + 1, "pointer": None}
+        for t in range(3)  # the first 3 of 4
+    ]  # fmt: skip
+    assert by_name["flaky"] == [
+        {"trial": 1, "outcome": "errored", "file": str(path), "line": 6, "pointer": None,
+         "text": "sandbox `rm -rf` <b>@octocat</b> #12\nsecond line"}
+    ]  # fmt: skip
+    assert by_name["steady"] == []
+
+
+def test_markdown_shows_the_messages_of_failing_and_flaky_stimuli_collapsed(write_jsonl) -> None:
+    path, outcome = _with_messages(write_jsonl)
+    summary = render_summary(outcome)
+    section = summary.split("<details><summary>Why trials failed (the first messages of 2 stimuli)")
+    assert len(section) == 2
+    body = section[1].split("</details>")[0]
+    where = md_text(str(path))
+    assert body.splitlines()[2:7] == [
+        "- **never (0/4 passed)**",
+        f"  - trial 0 failed ({where}\\:1): wrong 0",
+        f"  - trial 1 failed ({where}\\:2): wrong 1",
+        f"  - trial 2 failed ({where}\\:3): wrong 2",
+        "- **flaky (1/2 passed)**",
+    ]
+    # Escaped as text: no code span, no HTML, no mention or issue link, one line.
+    assert body.splitlines()[7] == (
+        f"  - trial 1 errored ({where}\\:6): sandbox \\`rm \\-rf\\` "
+        "\\<b\\>\\@\u2060octocat\\<\\/b\\> \\#\u206012 second line"
+    )
+    assert "steady" not in body
+
+
+def test_the_streamed_json_report_is_the_whole_one(write_jsonl, tmp_path, monkeypatch) -> None:
+    import json
+
+    from gate.report import json_report
+
+    records = [r for i in range(25) for r in trials_of(f"s{i:02d}", "PFE"[: 1 + i % 3] + "P")]
+    outcome = run_check(request_from_options([str(write_jsonl(records))], config=None))
+    whole = json_report.dumps(build_report(outcome))
+    for per_part in (1, 7, 25, 1000):
+        monkeypatch.setattr(json_report, "STIMULI_PER_PART", per_part)
+        parts = list(json_report.report_parts(outcome))
+        assert "".join(parts) == whole
+        assert len(parts) == 2 + -(-25 // per_part)  # head, the stimuli in parts, tail
+    json_report.write_report(str(tmp_path / "r.json"), outcome)
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8")) == json.loads(whole)
+
+
+def test_annotations_of_failing_stimuli_name_the_file_and_line(write_jsonl) -> None:
+    from gate.report.annotations import build_annotations
+
+    path, outcome = _with_messages(write_jsonl)
+    notes = [n for n in build_annotations(outcome) if "stimulus" in n.title]
+    assert [(n.level, n.title, n.file, n.line) for n in notes] == [
+        ("warning", "eval-gate: failing stimulus never", str(path), 1),
+        ("warning", "eval-gate: flaky stimulus flaky", str(path), 6),
+    ]
+    assert notes[0].message == (
+        f"never: 0/4 trials passed; first: trial 0 failed ({path}:1): wrong 0"
+    )
+
+
+def test_errored_and_reliability_tables_stay_bounded(write_jsonl) -> None:
+    count = MAX_STIMULUS_ROWS + 10
+    records = [r for i in range(count) for r in trials_of(f"s{i:03d}", "PFE")]
+    summary = render_summary(
+        run_check(request_from_options([str(write_jsonl(records))], config=None))
+    )
+    errored = summary.split("**Errored trials**")[1].split("</details>")[0]
+    assert sum(line.startswith("| s") for line in errored.splitlines()) == MAX_STIMULUS_ROWS
+    assert "… and 10 more stimuli, not shown here: the JSON report lists all." in errored
+    assert f"Reliability of {count} stimuli that did not always pass" in summary

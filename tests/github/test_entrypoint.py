@@ -247,12 +247,21 @@ def test_workflow_run_for_a_fork_comments_on_the_fork_pr(
         "metrics": "{}",
         "comment_url": comment["html_url"],
     }
-    # Annotations: one error per failed gate, one warning per flaky stimulus, nothing else.
+    # Annotations: one error per failed gate, one warning per stimulus that never passed (at
+    # the line of its first failed trial) and per flaky stimulus, nothing else.
     errors, warnings = run.annotations("error"), run.annotations("warning")
     assert len(errors) == len(failed) >= 1
     assert all(e.startswith("::error title=eval-gate%3A gate failed%3A ") for e in errors)
-    assert len(warnings) == suite["flaky_stimuli"] >= 1
-    assert all(w.startswith("::warning title=eval-gate%3A flaky stimulus ") for w in warnings)
+    never = [s for s in report["stimuli"] if s["passes"] == 0]
+    assert len(warnings) == len(never) + suite["flaky_stimuli"] >= 2
+    assert warnings[0].startswith(
+        "::warning file=results.jsonl,line=5,title=eval-gate%3A failing stimulus "
+        "Fix off-by-one in paginator::Fix off-by-one in paginator: 0/3 trials passed; first: "
+        "trial 0 failed (results.jsonl:5): test_last_page: expected 10 items, got 9"
+    )
+    flaky = warnings[len(never) :]
+    assert all(w.startswith("::warning file=results.jsonl,line=") for w in flaky)
+    assert all("title=eval-gate%3A flaky stimulus " in w for w in flaky)
     assert len(run.stdout.splitlines()) == len(errors) + len(warnings)
     # The fork's PR is found by its head branch, then commented on, with the token.
     auth = f"Bearer {TOKEN}"

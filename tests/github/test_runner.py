@@ -184,3 +184,19 @@ def test_trimming_a_real_summary_keeps_every_chart_and_details_block_whole(
         assert cut.count("```") % 2 == 0, limit
         assert len(chart.findall(cut)) == cut.count("```mermaid"), limit
         assert cut.count("<details>") == cut.count("</details>"), limit
+
+
+def test_an_annotation_at_a_result_file_names_it_relative_and_escaped(tmp_path: Path) -> None:
+    results = tmp_path / "out, 1:2" / "r.xml"
+    note = Annotation("warning", "eval-gate: failing stimulus a", "a: 0/3", str(results), 12)
+    assert annotation_command(note, str(tmp_path)) == (
+        "::warning file=out%2C 1%3A2/r.xml,line=12,title=eval-gate%3A failing stimulus a::a: 0/3"
+    )
+    relative = Annotation("error", "t", "m", "results/r.jsonl", None)
+    assert annotation_command(relative, str(tmp_path)) == "::error file=results/r.jsonl,title=t::m"
+    # Outside the workspace there is no file GitHub could show: the annotation has none.
+    outside = Annotation("error", "t", "m", "/etc/passwd", 3)
+    assert annotation_command(outside, str(tmp_path)) == "::error title=t::m"
+    assert annotation_command(Annotation("error", "t", "m", "../up.xml", 3), str(tmp_path)) == (
+        "::error title=t::m"
+    )

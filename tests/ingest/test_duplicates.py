@@ -176,3 +176,16 @@ def test_counts_files_are_not_pooled(tmp_path: Path) -> None:
     ) as raised:
         load_one(tmp_path, duplicates="pool")
     assert "--duplicates" not in str(raised.value)  # pool was asked for: no way out to offer
+
+
+def test_pool_numbers_columnar_rows_on(tmp_path: Path) -> None:
+    """A generic CSV reaches the table as TrialColumns: pooled row by row all the same."""
+    rows = "case,trial,ok\n" + "".join(f"a,{t},{'true' if t == 0 else 'false'}\n" for t in range(3))
+    for name in ("1.csv", "2.csv"):
+        (tmp_path / name).write_text(rows)
+    pooled = load_one(
+        tmp_path, format="csv", column_map={"stimulus": "case", "passed": "ok"}, duplicates="pool"
+    )
+    assert pooled.outcomes() == {"a": "PFFPFF"}
+    with pytest.raises(InputError, match="appears twice"):
+        load_one(tmp_path, format="csv", column_map={"stimulus": "case", "passed": "ok"})

@@ -108,7 +108,10 @@ def test_surefire_flaky_and_rerun_children() -> None:
         "exportsInvoice": "S",
     }
     record = loaded.table.stimuli[("default", "com.example.agent.CheckoutAgentTest::refundsOrder")]
-    assert record.messages == ["Connection reset"]
+    # Why each trial did not pass, in reading order, with its outcome, index and place.
+    assert record.messages == ["expected: <REFUNDED> but was: <PENDING>", "Connection reset"]
+    assert [(m.outcome, m.trial, m.where.line if m.where else None)
+            for m in record.trial_messages] == [("failed", 0, 8), ("errored", 1, 8)]  # fmt: skip
     where = record.where[0]
     assert where is not None and where.line == 8
 

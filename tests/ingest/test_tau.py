@@ -126,7 +126,13 @@ def test_tau2_simulations_map_termination_reasons() -> None:
     assert loaded.outcomes() == {"0": "PPP", "1": "PFP", "2": "FEF"}
     assert loaded.counts() == (9, 5, 1, 0)
     record = loaded.table.stimuli[("retail", "2")]
-    assert record.messages == ["termination_reason infrastructure_error (no reward)"]
+    # Every trial that did not pass says why, failures as well as the error.
+    assert record.messages == [
+        "reward 0 (DB 0.0, COMMUNICATE 1.0): database state differs",
+        "termination_reason infrastructure_error (no reward)",
+        "reward 0 (DB 0.0, COMMUNICATE 1.0): database state differs; "
+        "termination_reason too_many_errors",
+    ]
     assert loaded.warnings == []
 
 

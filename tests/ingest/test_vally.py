@@ -24,7 +24,7 @@ def test_trial_results_become_trials_and_the_summary_is_skipped() -> None:
     }
     assert loaded.counts() == (9, 5, 1, 1)
     edge = loaded.table.stimuli[("test-writer", "edge-case-handling")]
-    assert edge.messages == ["agent timed out after 600s"]
+    assert edge.messages == ["failed: file-exists", "agent timed out after 600s"]
     # Written out of order, sorted by trialIndex; each keeps its line.
     basic = loaded.table.stimuli[("test-writer", "basic-test-generation")]
     assert basic.scores == [0.9, 1.0, 0.95]

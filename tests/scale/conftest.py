@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gate.ingest import IngestOptions, native
-from gate.trials import SuiteSpec, TrialTable
+from gate.table import TrialTable
 
 SUITES: dict[str, dict[str, Any]] = {
     "plain": {},
@@ -89,11 +89,7 @@ def strict_table(paths: list[Path], options: IngestOptions | None = None) -> Tri
     """The plain way: stdlib json, jsonschema, one Trial at a time (native.read_strict)."""
     table = TrialTable()
     for path in paths:
-        for record in native.read_strict(str(path), options or IngestOptions()):
-            if isinstance(record, SuiteSpec):
-                table.declare_suite(record)
-            else:
-                table.add(record)
+        table.extend(native.read_strict(str(path), options or IngestOptions()))
         table.sources.append(str(path))
     return table
 

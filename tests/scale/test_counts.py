@@ -135,7 +135,7 @@ def test_a_stimulus_given_twice_names_both_places(tmp_path: Path) -> None:
     trials.write_text(json.dumps({"stimulus": "a", "trial": 0, "passed": True}) + "\n")
     with pytest.raises(InputError) as caught:
         table, _ = load([str(counts)], COUNTS)
-        table.add(next(iter(_trials_of(trials))))
+        table.extend(_trials_of(trials)[:1])
     assert f"first at {counts}:1, again at {trials}:1" in str(caught.value)
     with pytest.raises(InputError) as caught:
         table, _ = load([str(trials)])

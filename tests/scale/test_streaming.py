@@ -167,7 +167,7 @@ def test_a_ragged_suite_stays_within_its_memory_budget(tmp_path: Path) -> None:
     path = tmp_path / "ragged.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     table, _ = load([str(path)])
-    assert table._code.size <= max(1 << 20, 4 * len(table))
+    assert table._store.slots <= max(1 << 20, 4 * len(table))
     assert table.stimuli[("default", "long")].passed == [t % 2 == 0 for t in range(20_000)]
     assert len(table) == 35_000
 
@@ -190,7 +190,7 @@ def test_one_outlier_index_does_not_push_everyone_into_the_overflow(tmp_path: Pa
     path = tmp_path / "outlier.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     table, _ = load([str(path)])
-    assert {row: list(cells) for row, cells in table._extra.items()} == {0: [10**7]}
-    assert table._width >= 200
+    assert {row: list(cells) for row, cells in table._store._extra.items()} == {0: [10**7]}
+    assert table._store.width >= 200
     assert table.stimuli[("default", "odd")].indices == [10**7]
     assert table.stimuli[("default", "s5")].passed == [t % 3 == 0 for t in range(200)]

@@ -1,0 +1,423 @@
+"""Columnar storage of per-trial cells, indexed by (row, trial index): the table's engine.
+
+A row is one stimulus; its trial ``t`` lives in column ``t`` of a dense array per field,
+so a row's trials are always in trial order without sorting, and an occupied slot is how
+a duplicate is found. The first column is the occupancy column: 0 marks an empty slot.
+A trial index past the dense width (a sparse 10**30, or one stimulus with far more
+trials than the others) goes to a small per-row dictionary instead, so that the dense
+arrays never hold more than 4 slots per trial stored (or a floor of a million).
+
+Provenance is packed into one integer per trial (:class:`ProvenancePacker`): a source id
+(the file, or a JSON-pointer prefix) and the line or position, so the sources grow with
+files and stimuli, not with trials. Nothing here knows what a column means: the domain
+model (:mod:`gate.table.model`) does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gate.errors import Provenance
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+#: A dense slot array never holds more than this many slots, or 4 per trial stored,
+#: whichever is larger; trial indices past its width go to a per-row dict.
+DENSE_FLOOR = 1 << 20
+#: A packed provenance: (source id + 1) << POS_BITS | position; 0 means unknown.
+POS_BITS = 40
+POS_MASK = (1 << POS_BITS) - 1
+MAX_SOURCES = (1 << 22) - 1
+#: A stand-in for a trial index past 64 bits: never dense, so its true value is kept aside.
+HUGE_INDEX = 1 << 62
+
+
+class ProvenancePacker:
+    """Provenance as one int64 per trial: a source (file, pointer prefix) and a position."""
+
+    def __init__(self) -> None:
+        # Sources are (file, pointer prefix), or (file, None) for a line number.
+        self._sources: list[tuple[str, str | None]] = []
+        self._ids: dict[tuple[str, str | None], int] = {}
+        self._verbatim: list[Provenance] = []
+
+    def source(self, file: str, prefix: str | None) -> int:
+        key = (file, prefix)
+        found = self._ids.get(key)
+        if found is None:
+            found = self._ids[key] = len(self._sources)
+            self._sources.append(key)
+        return found
+
+    def pack(self, where: Provenance | None) -> int:
+        if where is None:
+            return 0
+        if where.pointer is None and where.line is not None and 0 <= where.line <= POS_MASK:
+            source = self.source(where.file, None)
+            if source < MAX_SOURCES:
+                return (source + 1) << POS_BITS | where.line
+        elif where.pointer and where.line is None:
+            # "/stimuli/3/trials/7" → source ("/stimuli/3/trials/") and position 7, so that
+            # the sources grow with stimuli, not trials.
+            head, _, tail = where.pointer.rpartition("/")
+            if tail.isdigit() and str(int(tail)) == tail and int(tail) <= POS_MASK:
+                source = self.source(where.file, head + "/")
+                if source < MAX_SOURCES:
+                    return (source + 1) << POS_BITS | int(tail)
+        self._verbatim.append(where)
+        return len(self._verbatim)
+
+    def pack_run(
+        self, file: str, prefix: str | None, start: int, size: int, each: Callable[[int], Any]
+    ) -> npt.NDArray[np.int64]:
+        """``size`` consecutive positions from ``start`` in one source (lines of a file,
+        elements of one array); ``each(i)`` gives the i-th's Provenance when they do not fit."""
+        import numpy as np
+
+        source = self.source(file, prefix)
+        if source < MAX_SOURCES and start + size <= POS_MASK:
+            base = (source + 1) << POS_BITS | start
+            return base + np.arange(size, dtype=np.int64)
+        return np.array([self.pack(each(i)) for i in range(size)], dtype=np.int64)
+
+    def pack_lines(
+        self, file: str, lines: npt.NDArray[np.int64], each: Callable[[int], Any]
+    ) -> npt.NDArray[np.int64]:
+        """Lines of one file; ``each(i)`` gives the i-th's Provenance when they do not fit."""
+        import numpy as np
+
+        source = self.source(file, None)
+        if source < MAX_SOURCES and (not lines.size or int(lines.max()) <= POS_MASK):
+            result: npt.NDArray[np.int64] = ((source + 1) << POS_BITS) | lines
+            return result
+        return np.array([self.pack(each(i).provenance) for i in range(lines.size)])
+
+    def unpack(self, packed: int) -> Provenance | None:
+        if packed == 0:
+            return None
+        source, position = (packed >> POS_BITS) - 1, packed & POS_MASK
+        if source < 0:
+            return self._verbatim[position - 1]
+        file, prefix = self._sources[source]
+        if prefix is None:
+            return Provenance(file, position)
+        return Provenance(file, pointer=f"{prefix}{position}")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One field of every slot: its numpy dtype and the value of a slot that holds no trial.
+
+    A ``lazy`` column is allocated only when :meth:`SlotStore.ensure` is first called for
+    it (a category index most suites never need, usage values most trials do not report).
+    """
+
+    name: str
+    dtype: str
+    fill: float = 0
+    lazy: bool = False
+
+
+def _flat(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    return array.reshape(-1)
+
+
+class SlotStore:
+    """Cells of (row, trial index) slots in dense arrays, overflow in per-row dicts."""
+
+    def __init__(self, columns: Sequence[Column]) -> None:
+        import numpy as np
+
+        self._columns = {c.name: c for c in columns}
+        self.occupancy = columns[0].name
+        #: the columns allocated so far, in this order in every overflow cell
+        self._names = [c.name for c in columns if not c.lazy]
+        self._dense: dict[str, npt.NDArray[Any]] = {
+            name: np.zeros((0, 0), dtype=self._columns[name].dtype) for name in self._names
+        }
+        self._cap = 0
+        self._width = 0
+        self.stored = 0
+        # Trial indices at or past the width: row → index → cell (values in _names order).
+        self._extra: dict[int, dict[int, tuple[Any, ...]]] = {}
+
+    @property
+    def width(self) -> int:
+        return self._width
+
+    @property
+    def slots(self) -> int:
+        """Slots of each dense array (rows × width)."""
+        return self._cap * self._width
+
+    def has(self, name: str) -> bool:
+        return name in self._dense
+
+    def ensure(self, name: str, init: Callable[[npt.NDArray[Any]], npt.NDArray[Any]]) -> None:
+        """Allocate lazy column ``name``; ``init`` maps occupancy values to its values."""
+        if name in self._dense:
+            return
+        column = self._columns[name]
+        self._dense[name] = init(self._dense[self.occupancy]).astype(column.dtype)
+        position = self._names.index(self.occupancy)
+        for cells in self._extra.values():
+            for t, cell in cells.items():
+                occupancy = cell[position]
+                cells[t] = (*cell, init(_array_of([occupancy]))[0].item())
+        self._names.append(name)
+
+    # -- shape --------------------------------------------------------------------------
+
+    def fit(self, rows: int, indices: npt.NDArray[np.int64], incoming: int) -> None:
+        """Make room for ``rows`` rows and, within the memory budget, for ``indices``."""
+        cap = self._cap
+        if rows > cap:
+            cap = max(64, 1 << (rows - 1).bit_length())
+        budget = max(DENSE_FLOOR, 4 * (self.stored + incoming))
+        room = 1 << ((budget // cap).bit_length() - 1)  # the widest power of two in budget
+        fitting = int(indices[indices < room].max(initial=-1))
+        width = self._width
+        if fitting >= width:
+            width = max(8, 1 << fitting.bit_length())
+        width = min(width, room)
+        if cap != self._cap or width != self._width:
+            self._reshape(cap, width)
+
+    def _reshape(self, cap: int, width: int) -> None:
+        """Reallocate to ``cap`` rows × ``width`` slots; cells move so that a trial index is
+        in the dense arrays exactly when it is below the width."""
+        import numpy as np
+
+        used = self._cap
+        if width < self._width:
+            self._spill(width)
+        keep = min(width, self._width)
+        for name, old in self._dense.items():
+            new = np.full((cap, width), self._columns[name].fill, dtype=old.dtype)
+            new[:used, :keep] = old[:used, :keep]
+            self._dense[name] = new
+        self._cap, self._width = cap, width
+        if self._extra:
+            self._unspill()
+
+    def _spill(self, width: int) -> None:
+        """Move the cells at indices ≥ ``width`` to the overflow dicts."""
+        import numpy as np
+
+        rows, columns = np.nonzero(self._dense[self.occupancy][: self._cap, width:])
+        for row, column in zip(rows.tolist(), columns.tolist(), strict=True):
+            t = column + width
+            cell = tuple(self._dense[name][row, t].item() for name in self._names)
+            self._extra.setdefault(row, {})[t] = cell
+
+    def _unspill(self) -> None:
+        """Move overflow cells that the (wider) dense arrays can now hold into them."""
+        for row in list(self._extra):
+            cells = self._extra[row]
+            for t in [t for t in cells if t < self._width]:
+                for name, value in zip(self._names, cells.pop(t), strict=True):
+                    self._dense[name][row, t] = value
+            if not cells:
+                del self._extra[row]
+
+    # -- writing ------------------------------------------------------------------------
+
+    def first_duplicate(
+        self,
+        rows: npt.NDArray[np.int64],
+        indices: npt.NDArray[np.int64],
+        exact: Sequence[int] | None = None,
+    ) -> int | None:
+        """The first position whose (row, index) is stored already or came earlier in this
+        batch. ``exact``: the true indices, where ``indices`` holds stand-ins past 64 bits."""
+        import numpy as np
+
+        width = self._width
+        dense = indices < width
+        dense_at = np.flatnonzero(dense)
+        flat = rows[dense_at] * width + indices[dense_at]
+        seen_before = dense_at[_flat(self._dense[self.occupancy])[flat] != 0]
+        order = np.argsort(flat, kind="stable")
+        repeats = order[1:][flat[order[1:]] == flat[order[:-1]]]  # later ones of equal keys
+        candidates = []
+        if seen_before.size:
+            candidates.append(int(seen_before.min()))
+        if repeats.size:
+            candidates.append(int(dense_at[repeats].min()))
+        keys = exact if exact is not None else indices.tolist()
+        seen: set[tuple[int, int]] = set()
+        for i in np.flatnonzero(~dense).tolist():
+            key = (int(rows[i]), int(keys[i]))
+            if key in seen or self.occupied(*key):
+                candidates.append(i)
+                break
+            seen.add(key)
+        return min(candidates, default=None)
+
+    def put(
+        self,
+        rows: npt.NDArray[np.int64],
+        indices: npt.NDArray[np.int64],
+        values: Mapping[str, npt.NDArray[Any]],
+        exact: Sequence[int] | None = None,
+    ) -> None:
+        """Store cells at (rows[i], indices[i]), known to be free; a column not in ``values``
+        gets its fill value."""
+        import numpy as np
+
+        width = self._width
+        dense = indices < width
+        take = np.flatnonzero(dense)
+        flat = rows[take] * width + indices[take]
+        for name in self._names:
+            given = values.get(name)
+            _flat(self._dense[name])[flat] = (
+                given[take] if given is not None else self._columns[name].fill
+            )
+        spill = np.flatnonzero(~dense).tolist()
+        if spill:
+            keys = exact if exact is not None else indices.tolist()
+            columns = [
+                values[n].tolist() if n in values else None for n in self._names
+            ]  # fmt: skip
+            for i in spill:
+                cell = tuple(
+                    column[i] if column is not None else self._columns[name].fill
+                    for name, column in zip(self._names, columns, strict=True)
+                )
+                self._extra.setdefault(int(rows[i]), {})[int(keys[i])] = cell
+        self.stored += len(indices)
+
+    # -- reading ------------------------------------------------------------------------
+
+    def occupied(self, row: int, t: int) -> bool:
+        if t < self._width:
+            return bool(self._dense[self.occupancy][row, t])
+        return t in self._extra.get(row, ())
+
+    def value(self, row: int, t: int, name: str) -> Any:
+        """The ``name`` value of an occupied slot."""
+        if t < self._width:
+            return self._dense[name][row, t].item()
+        return self._extra[row][t][self._names.index(name)]
+
+    def cells(self, row: int, names: Sequence[str]) -> tuple[list[int], list[list[Any]]]:
+        """(trial indices, one list per name) of the occupied slots of ``row``, in trial order."""
+        import numpy as np
+
+        if row < 0 or row >= self._cap:
+            return [], [[] for _ in names]
+        occupancy = self._dense[self.occupancy][row, : self._width]
+        columns = np.flatnonzero(occupancy)
+        indices = columns.tolist()
+        lists = [self._dense[name][row, columns].tolist() for name in names]
+        extra = self._extra.get(row)
+        if extra:
+            positions = [self._names.index(name) for name in names]
+            for t in sorted(extra):
+                indices.append(t)
+                for values, position in zip(lists, positions, strict=True):
+                    values.append(extra[t][position])
+        return indices, lists
+
+    def row_bytes(self, row: int) -> bytes:
+        """The occupancy values of ``row`` in trial order, empty slots (0) included."""
+        if row < 0 or row >= self._cap:
+            return b""
+        data = self._dense[self.occupancy][row, : self._width].tobytes()
+        extra = self._extra.get(row)
+        if extra:
+            position = self._names.index(self.occupancy)
+            data += bytes(extra[t][position] for t in sorted(extra))
+        return data
+
+    def count_values(self, rows: int, values: Iterable[int]) -> npt.NDArray[np.int64]:
+        """(rows, max value + 1): how many slots of each row hold each occupancy value."""
+        import numpy as np
+
+        chosen = list(values)
+        counts = np.zeros((rows, max(chosen) + 1), dtype=np.int64)
+        occupancy = self._dense[self.occupancy][: min(rows, self._cap), : self._width]
+        for value in chosen:
+            counts[: occupancy.shape[0], value] = np.count_nonzero(occupancy == value, axis=1)
+        position = self._names.index(self.occupancy)
+        for row, cells in self._extra.items():
+            for cell in cells.values():
+                counts[row, cell[position]] += 1
+        return counts
+
+    def ordered_sums(self, name: str, rows: int) -> npt.NDArray[np.float64]:
+        """Per row, the sum of column ``name`` over its slots in trial order, compensated
+        (Neumaier): the same to the bit however the trials were read or stored."""
+        import numpy as np
+
+        total = np.zeros(rows, dtype=np.float64)
+        compensation = np.zeros(rows, dtype=np.float64)
+        used = min(rows, self._cap)
+        dense = self._dense[name][:used, : self._width]
+        for column in np.ascontiguousarray(dense.T):
+            step = total[:used] + column
+            compensation[:used] += np.where(
+                np.abs(total[:used]) >= np.abs(column),
+                (total[:used] - step) + column,
+                (column - step) + total[:used],
+            )
+            total[:used] = step
+        position = self._names.index(name)
+        for row, cells in self._extra.items():
+            ordered = [cells[t][position] for t in sorted(cells)]
+            total[row], compensation[row] = neumaier(
+                float(total[row]), float(compensation[row]), ordered
+            )
+        result: npt.NDArray[np.float64] = total + compensation
+        return result
+
+    def gather(
+        self, rows: Sequence[int], names: Sequence[str]
+    ) -> tuple[npt.NDArray[np.int64], list[npt.NDArray[Any]]]:
+        """(row of each occupied slot, one array per name) over ``rows``; each row's dense
+        slots in trial order, then its overflow ones."""
+        import numpy as np
+
+        chosen = np.array([r for r in rows if 0 <= r < self._cap], dtype=np.int64)
+        occupancy = self._dense[self.occupancy][chosen, : self._width]
+        which, columns = np.nonzero(occupancy)
+        row_of = chosen[which]
+        arrays = [self._dense[name][row_of, columns] for name in names]
+        extra_rows: list[int] = []
+        extra_values: list[list[Any]] = [[] for _ in names]
+        positions = [self._names.index(name) for name in names]
+        for row in chosen.tolist():
+            for t in sorted(self._extra.get(row, ())):
+                extra_rows.append(row)
+                for values, position in zip(extra_values, positions, strict=True):
+                    values.append(self._extra[row][t][position])
+        if extra_rows:
+            row_of = np.concatenate([row_of, np.array(extra_rows, dtype=np.int64)])
+            arrays = [
+                np.concatenate([a, np.array(v, dtype=a.dtype)])
+                for a, v in zip(arrays, extra_values, strict=True)
+            ]
+        return row_of, arrays
+
+
+def neumaier(total: float, compensation: float, values: Iterable[float]) -> tuple[float, float]:
+    """Compensated (Neumaier) summation, continued from (total, compensation)."""
+    for value in values:
+        step = total + value
+        if abs(total) >= abs(value):
+            compensation += (total - step) + value
+        else:
+            compensation += (value - step) + total
+        total = step
+    return total, compensation
+
+
+def _array_of(values: list[Any]) -> npt.NDArray[Any]:
+    import numpy as np
+
+    return np.array(values)

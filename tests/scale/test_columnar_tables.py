@@ -1,0 +1,177 @@
+"""Generic CSV and JSONL read as columns equal the same files read row by row (_row_trial):
+the same table, usage, messages and warnings, and the same errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate.errors import InputError
+from gate.ingest import IngestOptions, load, tabular
+from tests.scale.conftest import snapshot
+
+CSV_MAP = {"stimulus": "case", "trial": "run", "passed": "ok", "score": "quality",
+           "status": "state", "message": "why", "duration_s": "secs"}  # fmt: skip
+JSONL_MAP = {"stimulus": "case", "passed": "grade.ok", "score": "grade.score", "status": "state",
+             "message": "why", "tokens": "usage.tokens", "outcome": "kind"}  # fmt: skip
+
+
+def read(path: Path, options: IngestOptions, columnar: bool, monkeypatch: Any) -> str:
+    """Everything a read says (table and warnings), or its error."""
+    with monkeypatch.context() as patch:
+        if not columnar:
+
+            def refuse(*args: Any, **kwargs: Any) -> Any:
+                raise tabular._NotColumnar
+
+            patch.setattr(tabular, "_columns", refuse)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                table, _ = load([str(path)], options)
+        except InputError as error:
+            return "error " + str(error)
+    usage = table.usage()
+    said = [str(w.message) for w in caught]
+    kept = {k: r.trial_messages for k, r in table.stimuli.items()}
+    columns = None if usage is None else [usage.values(f).tolist() for f in
+                                          ("cost_usd", "duration_s", "tokens")]  # fmt: skip
+    return repr((snapshot(table), said, kept, columns, table.usage_dropped))
+
+
+def random_csv(rng: random.Random, rows: int) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator=rng.choice(["\n", "\r\n"]))
+    writer.writerow(["case", "run", "ok", "quality", "state", "why", "secs", "tokens", "extra"])
+    for i in range(rows):
+        state = rng.choice(["done", "done", "error", "skipped", "pass", "FAIL", " ok "])
+        ok = rng.choice(["yes", "no", "1", "0", "", "True"])
+        quality = rng.choice(["", "0.5", "1", "0", " 0.25 "])
+        if state in ("done", " ok ") and not ok and not quality:
+            ok = "no"  # every row decided: a row without an outcome is an error (tested below)
+        writer.writerow([
+            rng.choice(["a", "b", " c ", "d, e", "é"]) + str(i % 7), i // 7, ok, quality, state,
+            rng.choice(["", "boom", "x, y", 'say "hi"']),
+            rng.choice(["", "1.5", "3", "-2"]), rng.choice(["", "120", "lots"]), "z",
+        ])  # fmt: skip
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_csv_columns_equal_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    rng = random.Random(seed)
+    path = tmp_path / "r.csv"
+    path.write_text(random_csv(rng, 700), encoding="utf-8")
+    options = IngestOptions(format="csv", column_map=CSV_MAP)
+    fast, slow = (read(path, options, c, monkeypatch) for c in (True, False))
+    assert fast == slow and not fast.startswith("error")
+    assert {type(x).__name__ for x in tabular.read_csv(str(path), options)} == {"TrialColumns"}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["a9,1,maybe,,done,,,,z", "a9,1,yes,1.5,done,,,,z", "a9,x,yes,,done,,,,z",
+     ",1,yes,,done,,,,z", "a9,1,,,done,,,,z", "a9,1,yes,,crashing,,,,z", "a9,1,yes",
+     "a9,1,yes,,done,,nan,,z", 'a9,1,yes,,done,"two\nlines",,,z', "a9,0,yes,,done,,,,z"],
+)  # fmt: skip
+def test_csv_errors_are_the_row_readers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str
+) -> None:
+    rng = random.Random(1)
+    text = random_csv(rng, 300).replace("\r\n", "\n").splitlines()
+    text.insert(150, bad)
+    path = tmp_path / "r.csv"
+    path.write_text("\n".join(text) + "\n", encoding="utf-8")
+    options = IngestOptions(format="csv", column_map=CSV_MAP)
+    monkeypatch.setattr(tabular, "_csv_blocks", _small_blocks(tabular._csv_blocks))
+    fast, slow = (read(path, options, c, monkeypatch) for c in (True, False))
+    assert fast == slow
+
+
+def _small_blocks(blocks: Any) -> Any:
+    """The columnar CSV path with blocks of a few hundred bytes, so that chunk edges fall
+    everywhere."""
+    from gate import reading
+
+    def with_small(*args: Any) -> Any:
+        line_blocks = reading.line_blocks
+
+        def small(handle: Any, path: str, size: int, first_line: int = 1) -> Any:
+            return line_blocks(handle, path, 300, first_line)
+
+        reading.line_blocks = small  # type: ignore[assignment]
+        try:
+            return (yield from blocks(*args))
+        finally:
+            reading.line_blocks = line_blocks
+
+    return with_small
+
+
+def random_jsonl(rng: random.Random, rows: int) -> str:
+    lines = []
+    for i in range(rows):
+        record: dict[str, Any] = {"case": rng.choice(["a", "b", 7, "é"]) if i % 50 else "z"}
+        if rng.random() < 0.9:
+            record["grade"] = {"ok": rng.choice([True, False, None])}
+            if rng.random() < 0.5:
+                record["grade"]["score"] = rng.choice([0, 1, 0.5, None])
+        record["state"] = rng.choice(["done", "error", "skipped", None, "pass"])
+        if rng.random() < 0.3:
+            record["why"] = rng.choice(["boom", "", "x, y"])
+        if rng.random() < 0.3:
+            record["usage"] = {"tokens": rng.choice([5, {"input": 3, "output": 4}, -1, None])}
+        if rng.random() < 0.1:
+            record["kind"] = "odd"
+        if rng.random() < 0.2:
+            record["duration_s"] = rng.choice([1.5, "2", -3])
+        grade = record.get("grade", {})
+        decided = record["state"] in ("error", "skipped", "pass") or "kind" in record
+        if not decided and grade.get("ok") is None and grade.get("score") is None:
+            record["grade"] = {"ok": True}  # every row decided (an undecided one: tested below)
+        lines.append(json.dumps(record))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_jsonl_columns_equal_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    rng = random.Random(seed)
+    path = tmp_path / "r.jsonl"
+    path.write_text(random_jsonl(rng, 900), encoding="utf-8")
+    options = IngestOptions(format="jsonl", column_map=JSONL_MAP)
+    fast, slow = (read(path, options, c, monkeypatch) for c in (True, False))
+    assert fast == slow
+    with pytest.warns(UserWarning, match="numbered in order of appearance"):
+        read_as = [type(x).__name__ for x in tabular.read_jsonl(str(path), options)]
+    assert "TrialColumns" in read_as
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ['{"case": "a", "grade": {"ok": "yes"}}', '{"case": "a", "grade": {"score": 2}}',
+     '{"case": true, "grade": {"ok": true}}', '{"grade": {"ok": true}}',
+     '{"case": "a", "state": 3}', '{"case": "a"}', "[1]", '{"case": 100000000000000000000, '
+     '"grade": {"ok": true}}', '{"case": "a", "grade": {"ok": true}, "usage": {"tokens": "x"}}'],
+)  # fmt: skip
+def test_jsonl_errors_are_the_row_readers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str
+) -> None:
+    rng = random.Random(2)
+    text = random_jsonl(rng, 300).splitlines()
+    text.insert(150, bad)
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(text) + "\n", encoding="utf-8")
+    options = IngestOptions(format="jsonl", column_map=JSONL_MAP)
+    fast, slow = (read(path, options, c, monkeypatch) for c in (True, False))
+    assert fast == slow

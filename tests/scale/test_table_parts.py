@@ -1,0 +1,252 @@
+"""The table's parts: one pass rule (against an independent model of it), per-trial usage,
+the messages kept per stimulus, and trials added one by one (buffered) against batches."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gate import limits
+from gate.errors import InputError, Provenance
+from gate.ingest import load
+from gate.table import TrialTable
+from gate.table.rule import resolve
+from gate.trials import GraderResult, StimulusCounts, SuiteSpec, Trial, TrialBatch, TrialMessage
+
+SPECS = [
+    SuiteSpec("plain"),
+    SuiteSpec("bar", pass_threshold=0.6, grader_weights={"a": 2.0, "b": 0.5}),
+    SuiteSpec("rated", categories={"wrong": 0.0, "partial": 0.5, "right": 1.0}),
+    SuiteSpec("rated-bar", categories={"no": 0.0, "half": 0.5, "yes": 0.9}, pass_threshold=0.5),
+]
+
+
+def written_rule(trial: Trial, spec: SuiteSpec) -> tuple[bool, float, int, bool] | str:
+    """docs/format.md's "Deciding a trial", transcribed one trial at a time: (passed, score,
+    category, scored), or the error's first words."""
+    if trial.status != "ok":
+        return (False, 0.0, 0, False)
+    threshold = spec.pass_threshold
+    category = -1
+    if trial.graders:
+        total = weights = 0.0
+        for g in trial.graders:
+            w = spec.grader_weights.get(g.name, 1.0)
+            total += w * (g.score if g.score is not None else float(bool(g.passed)))
+            weights += w
+        score = total / weights if weights else 0.0
+        every = all(
+            g.passed if g.passed is not None else (g.score or 0) >= 1 for g in trial.graders
+        )
+        derived = score >= threshold if threshold is not None else every
+        scored = True
+    elif trial.outcome is not None:
+        names = list(spec.categories or {})
+        if trial.outcome not in names:
+            return "outcome"
+        assert spec.categories is not None
+        category, score = names.index(trial.outcome), spec.categories[trial.outcome]
+        best = max(spec.categories.values())
+        derived, scored = (score >= threshold if threshold is not None else score >= best), True
+    elif trial.score is not None:
+        score, scored = trial.score, True
+        derived = score >= (threshold if threshold is not None else 1.0)
+    elif trial.passed is not None:
+        score, scored, derived = float(trial.passed), False, trial.passed
+    else:
+        return "trial has no outcome"
+    passed = trial.passed if trial.passed is not None else derived
+    return (passed, score, category if category >= 0 else int(passed), scored)
+
+
+def random_trial(rng: random.Random, index: int) -> Trial:
+    fields: dict[str, Any] = {}
+    roll = rng.random()
+    if roll < 0.1:
+        fields["status"] = rng.choice(["error", "skipped"])
+    if rng.random() < 0.3:
+        fields["graders"] = tuple(
+            GraderResult(name, rng.choice([None, 0.0, 0.3, 1.0]), rng.choice([None, True, False]))
+            for name in rng.sample(["a", "b", "c"], rng.randint(1, 3))
+        )
+    if rng.random() < 0.3:
+        fields["outcome"] = rng.choice(["wrong", "partial", "right", "no", "half", "yes", "odd"])
+    if rng.random() < 0.5:
+        fields["score"] = rng.choice([0.0, 0.5, 0.6, 0.9, 1.0])
+    if rng.random() < 0.5:
+        fields["passed"] = rng.random() < 0.5
+    return Trial(stimulus=f"s{index % 7}", trial=index, **fields)
+
+
+def test_the_rule_is_the_written_rule_on_every_kind_of_trial() -> None:
+    rng = random.Random(3)
+    seen: set[str] = set()
+    for index in range(3000):
+        trial = random_trial(rng, index)
+        spec = rng.choice(SPECS)
+        expected = written_rule(trial, spec)
+        if isinstance(expected, str):
+            with pytest.raises(InputError, match=expected):
+                resolve(trial, spec)
+            seen.add(expected)
+            continue
+        got = resolve(trial, spec)
+        assert (got.passed, got.score, got.category, got.scored) == expected
+        seen.add(f"passed={expected[0]} scored={expected[3]}")
+    assert len(seen) == 6  # every branch, both errors
+
+
+def test_a_batch_decides_as_one_trial_at_a_time(tmp_path: Path) -> None:
+    """The same trials as one batch of records and one by one: the same table."""
+    rng = random.Random(4)
+    records = []
+    for t in range(200):
+        record: dict[str, Any] = {"stimulus": f"s{t % 9}", "trial": t // 9, "suite": "bar"}
+        if rng.random() < 0.2:
+            record["graders"] = [{"name": "a", "score": rng.choice([0.2, 0.7])}]
+        elif rng.random() < 0.5:
+            record["score"] = rng.choice([0.1, 0.6, 1.0])
+        else:
+            record["passed"] = rng.random() < 0.5
+        if rng.random() < 0.1:
+            record["status"] = "error"
+        records.append(record)
+    batched, single = TrialTable(), TrialTable()
+    for table in (batched, single):
+        table.declare_suite(SPECS[1])
+    batch = TrialBatch(records, "r.jsonl", first_line=1)
+    batched.add(batch)
+    single.extend(batch.trial(i) for i in range(len(records)))
+    for key, record in batched.stimuli.items():
+        other = single.stimuli[key]
+        assert (record.indices, record.passed, record.scores, record.categories) == (
+            other.indices, other.passed, other.scores, other.categories,
+        )  # fmt: skip
+        assert record.where == other.where and record.scored == other.scored
+
+
+def test_usage_per_trial_for_a_suite_and_a_stimulus(write_jsonl: Any) -> None:
+    path = write_jsonl(
+        [
+            {"stimulus": "a", "trial": 0, "passed": True,
+             "metadata": {"cost_usd": 0.5, "duration_s": 3, "tokens": 120}},
+            {"stimulus": "a", "trial": 1, "passed": False,
+             "metadata": {"tokens": {"input": 100, "output": 20}}},
+            {"stimulus": "b", "trial": 0, "status": "error", "metadata": {"duration_s": 9.5}},
+            {"stimulus": "b", "trial": 1, "status": "skipped", "metadata": {"duration_s": 1}},
+            {"stimulus": "b", "trial": 2, "passed": True,
+             "metadata": {"tokens": {"input": 7, "output": 3, "total": 11}}},
+        ]
+    )  # fmt: skip
+    table, _ = load([str(path)])
+    usage = table.usage("default")
+    assert usage is not None
+    assert usage.stimuli == ("a", "b")
+    assert usage.stimulus.tolist() == [0, 0, 1, 1]  # the skipped trial did not run
+    assert usage.passed.tolist() == [True, False, False, True]
+    np.testing.assert_array_equal(usage.cost_usd, [0.5, math.nan, math.nan, math.nan])
+    np.testing.assert_array_equal(usage.duration_s, [3.0, math.nan, 9.5, math.nan])
+    # An object's total when it has one, else input + output.
+    np.testing.assert_array_equal(usage.tokens, [120.0, 120.0, math.nan, 11.0])
+    one = table.stimuli[("default", "b")].usage()
+    assert one is not None and one.duration_s.tolist()[0] == 9.5
+    assert table.usage("no such suite") is None
+
+
+def test_usage_that_is_no_number_is_left_out_and_said(write_jsonl: Any) -> None:
+    lines = [{"stimulus": "a", "trial": t, "passed": True, "metadata": {"duration_s": t}}
+             for t in range(40)]  # fmt: skip
+    path = write_jsonl(lines)
+    table, _ = load([str(path)])
+    assert table.usage_dropped == 0
+    trials = [
+        Trial("a", 0, passed=True, metadata={"cost_usd": -1.0, "duration_s": True}),
+        Trial("a", 1, passed=True, metadata={"cost_usd": 0.25, "tokens": "many"}),
+    ]
+    table = TrialTable()
+    table.extend(trials)
+    usage = table.usage()
+    assert usage is not None and table.usage_dropped == 3
+    np.testing.assert_array_equal(usage.cost_usd, [math.nan, 0.25])
+
+
+def test_the_first_messages_of_trials_that_did_not_pass(tmp_path: Path) -> None:
+    long = "x" * 5000
+    records = [{"stimulus": "a", "trial": 0, "passed": True, "message": "fine"}]
+    records += [{"stimulus": "a", "trial": t, "passed": False, "message": f"wrong {t}"}
+                for t in range(1, 3)]  # fmt: skip
+    records += [
+        {"stimulus": "a", "trial": 3, "status": "error", "message": long},
+        {"stimulus": "a", "trial": 4, "status": "error", "message": "late"},
+        {"stimulus": "b", "trial": 0, "status": "skipped", "message": "no sandbox"},
+    ]
+    records += [{"stimulus": "c", "trial": t, "passed": False, "message": "same"}
+                for t in range(100)]  # fmt: skip
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(map(json.dumps, records)) + "\n", encoding="utf-8")
+    table, _ = load([str(path)])
+    a = table.stimuli[("default", "a")].trial_messages
+    keep = limits.KEPT_MESSAGE_CHARS.value()
+    assert a == (
+        TrialMessage("wrong 1", "failed", 1, Provenance(str(path), 2)),
+        TrialMessage("wrong 2", "failed", 2, Provenance(str(path), 3)),
+        TrialMessage("x" * (keep - 1) + "…", "errored", 3, Provenance(str(path), 4)),
+    )
+    assert table.stimuli[("default", "b")].trial_messages == (
+        TrialMessage("no sandbox", "skipped", 0, Provenance(str(path), 6)),
+    )
+    c = table.stimuli[("default", "c")].trial_messages
+    assert [m.trial for m in c] == [0, 1, 2]  # the batch path (100 records) keeps 3 too
+    assert len(table._message_log._texts) == 5  # each distinct text once ("same" too)
+
+
+def test_counts_rows_carry_their_messages() -> None:
+    table = TrialTable()
+    where = Provenance("c.jsonl", 4)
+    table.add(StimulusCounts("a", n=3, c=1, errors=1, messages=("boom", "bust", "bang", "more"),
+                             provenance=where))  # fmt: skip
+    detailed = TrialMessage("x", "failed", 7, Provenance("t.xml", 9))
+    table.add(StimulusCounts("b", n=1, c=0, messages=(detailed,), provenance=where))
+    assert table.stimuli[("default", "a")].trial_messages == tuple(
+        TrialMessage(text, None, None, where) for text in ("boom", "bust", "bang")
+    )
+    assert table.stimuli[("default", "b")].trial_messages == (detailed,)
+
+
+def test_an_earlier_trials_error_comes_before_a_later_read_error() -> None:
+    """Trials one by one are buffered: a duplicate read before a record the reader refuses is
+    still the error raised, as it was read first."""
+
+    def reader() -> Any:
+        yield Trial("a", 0, passed=True, provenance=Provenance("f", 1))
+        yield Trial("a", 0, passed=True, provenance=Provenance("f", 2))
+        raise InputError("bad record", Provenance("f", 3))
+
+    table = TrialTable()
+    with pytest.raises(InputError, match="appears twice: first at f:1, again at f:2"):
+        table.extend(reader())
+    table = TrialTable()
+    good = Trial("a", 0, passed=True, provenance=Provenance("f", 1))
+    with pytest.raises(InputError, match="f:2: trial index is negative"):
+        table.extend([good, Trial("a", -1, passed=True, provenance=Provenance("f", 2))])
+    assert len(table) == 1  # the trial before the bad one is stored
+
+
+def test_memory_per_trial_and_per_stimulus_stays_small() -> None:
+    table = TrialTable()
+    stimuli = 2000
+    records = [{"stimulus": f"s{s}", "trial": t, "passed": t % 2 == 0, "score": 0.5,
+                "metadata": {"duration_s": 1.5}}
+               for t in range(50) for s in range(stimuli)]  # fmt: skip
+    for start in range(0, len(records), 7000):
+        table.add(TrialBatch(records[start : start + 7000], "r.jsonl", first_line=start + 1))
+    store = table._store
+    per_slot = sum(array.itemsize for array in store._dense.values())
+    assert per_slot == 1 + 8 + 8 + 8  # code, score, where, duration: no category, cost or tokens
+    assert store.slots <= 4 * len(table)
