@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
 
@@ -49,6 +49,9 @@ from gate.metrics.decision import (
 )
 from gate.metrics.intervals import method_label
 from gate.scoring import Metric, SuiteScore, metric_values
+
+if TYPE_CHECKING:
+    from gate.metric_gates import UsageOf
 
 Outcome = Literal["pass", "fail", "inconclusive"]
 Basis = Literal["interval", "point estimate", "precision", "paired test", "every trial errored"]
@@ -405,20 +408,26 @@ def _sequential_gate(
 
 
 def decide_gate(
-    spec: GateSpec, suite: SuiteScore, sequential: bool = False, *, advise: bool = True
+    spec: GateSpec,
+    suite: SuiteScore,
+    sequential: bool = False,
+    *,
+    advise: bool = True,
+    usage: UsageOf | None = None,
 ) -> GateDecision:
     """Decide one gate on the results alone; :class:`ConfigError` when it cannot be evaluated.
 
     ``sequential``: gates on an interval (and half-width gates) decide on confidence
     sequences, valid however often the check is re-run as trials arrive. ``advise``:
     simulate what would decide an inconclusive gate (off for simulations of the rule).
+    ``usage``: per-trial cost, duration and tokens by suite, for gates on usage metrics.
     """
     if spec.kind in REGRESSION_KINDS:
         raise ValueError("regression gates are decided by decide_gates, with the baseline")
     if spec.kind == "metric":
         from gate.metric_gates import decide_metric_gate
 
-        return decide_metric_gate(spec, suite, None, advise=advise)
+        return decide_metric_gate(spec, suite, usage, advise=advise)
     k = spec.k if spec.k is not None else suite.k
     level = spec.confidence if spec.confidence is not None else suite.confidence
     _check_suite(spec, suite.suite_names)
@@ -639,6 +648,7 @@ def decide_gates(
     baseline: SuiteScore | None = None,
     *,
     advise: bool = True,
+    usage: UsageOf | None = None,
 ) -> tuple[list[GateDecision], list[Comparison]]:
     """Every configured gate, in configuration order, and the comparisons behind them.
 
@@ -672,7 +682,9 @@ def decide_gates(
             comparison = comparisons[(spec.metric, spec.k, spec.tag, spec.suite, level)]
             decisions.append(_regression_gate(replace(spec, k=comparison.k), comparison, advise))
         else:
-            decisions.append(decide_gate(spec, suite, config.sequential, advise=advise))
+            decisions.append(
+                decide_gate(spec, suite, config.sequential, advise=advise, usage=usage)
+            )
     completed = _completed_trials(suite)
     if completed is not None:
         decisions.append(completed)

@@ -25,7 +25,7 @@ fail, no error control); ``scope: stimuli`` judges each stimulus's value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -43,6 +43,10 @@ if TYPE_CHECKING:
     from gate.scoring import SuiteScore
 
 KIND = "metric"
+
+#: Per-trial usage of one suite (``None``: of every suite), or ``None`` when no trial ran:
+#: given by the pipeline (the trial table), read only by usage metrics.
+UsageOf = Callable[[str | None], "TrialUsage | None"]
 
 
 def parse_metric_gates(
@@ -144,7 +148,7 @@ def _evaluate(
     suite: SuiteScore,
     tag: str | None,
     level: float,
-    usage: TrialUsage | None,
+    usage: UsageOf | None,
     suite_name: str | None = None,
 ) -> tuple[MetricValue, list[str]]:
     from gate.metrics.evaluate import MetricDataError, evaluate
@@ -152,17 +156,18 @@ def _evaluate(
 
     try:
         if metric.info.usage:
-            if suite_name is not None:
+            if tag is not None:
                 raise ConfigError(
-                    f"gate metric {metric.info.name!r}: per-trial usage is not split by suite; "
-                    "remove suite:"
+                    f"gate metric {metric.info.name!r}: usage is gated per suite, not per tag; "
+                    "remove tag:"
                 )
-            if usage is None:
+            trials = usage(suite_name) if usage is not None else None
+            if trials is None:
                 raise MissingUsageError(
                     f"metric {metric.info.name!r} needs per-trial cost, duration or tokens, "
                     "and these results carry none"
                 )
-            return evaluate(metric, usage, confidence=level), []
+            return evaluate(metric, trials, confidence=level), []
         data, names = _suite_outcomes(suite, tag, suite_name)
         return evaluate(metric, data, confidence=level), names
     except (MetricDataError, MissingUsageError) as error:
@@ -198,9 +203,10 @@ def _more_trials(spec: GateSpec, suite: SuiteScore, level: float) -> int | None:
 
 
 def decide_metric_gate(
-    spec: GateSpec, suite: SuiteScore, usage: TrialUsage | None, *, advise: bool = True
+    spec: GateSpec, suite: SuiteScore, usage: UsageOf | None = None, *, advise: bool = True
 ) -> GateDecision:
-    """Evaluate the metric on the results and decide the gate."""
+    """Evaluate the metric on the results and decide the gate (``usage``: the per-trial
+    cost, duration and tokens of a suite, for usage metrics)."""
     from gate.gates import Advice, GateDecision, outcome_name
 
     metric = spec.resolved

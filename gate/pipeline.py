@@ -17,7 +17,9 @@ from gate.config import GateConfig, load_config
 from gate.errors import ConfigError
 from gate.gates import GateDecision, Outcome, decide_gates, verdict_of
 from gate.ingest import IngestOptions, LoadedInput, load
+from gate.metrics.usage import UsageComparison, UsageSummary
 from gate.scoring import SuiteScore, score_table
+from gate.table import TrialTable
 
 #: exit code of each verdict (0 pass, 1 fail, 3 inconclusive; 2 is bad input or config).
 EXIT_CODES: dict[str, int] = {"pass": 0, "fail": 1, "inconclusive": 3}
@@ -45,6 +47,10 @@ class CheckOutcome:
     config: GateConfig
     warnings: tuple[str, ...] = ()
     comparisons: tuple[Comparison, ...] = ()
+    #: cost, duration and tokens of the results' trials; None when no trial reports any
+    usage: UsageSummary | None = None
+    #: paired change in cost per trial and p95 duration against the baseline (both report)
+    usage_change: UsageComparison | None = None
 
     @cached_property
     def suites(self) -> tuple[SuiteScore, ...]:
@@ -143,6 +149,7 @@ def run_check(request: CheckRequest) -> CheckOutcome:
         errors=config.errors,
     )
     baseline: SuiteScore | None = None
+    base_table: TrialTable | None = None
     if request.baseline:
         with warnings.catch_warnings(record=True) as caught_baseline:
             warnings.simplefilter("always")
@@ -154,8 +161,37 @@ def run_check(request: CheckRequest) -> CheckOutcome:
             interval=config.interval,
             errors=config.errors,
         )
-    gates, comparisons = decide_gates(config, suite, baseline)
+    gates, comparisons = decide_gates(config, suite, baseline, usage=table.usage)
+    summary, change = _usage(table, base_table, config.confidence)
     notes = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     return CheckOutcome(
-        suite, tuple(gates), tuple(inputs), config, tuple(notes), tuple(comparisons)
+        suite,
+        tuple(gates),
+        tuple(inputs),
+        config,
+        tuple(notes),
+        tuple(comparisons),
+        usage=summary,
+        usage_change=change,
     )
+
+
+def _usage(
+    table: TrialTable, baseline: TrialTable | None, confidence: float
+) -> tuple[UsageSummary | None, UsageComparison | None]:
+    """The results' usage block and, with a baseline that reports usage too, the changes."""
+    from gate.metrics.usage import usage_change, usage_summary
+
+    if not table.has_usage():
+        return None, None
+    trials = table.usage()
+    if trials is None:
+        return None, None
+    summary = usage_summary(trials, confidence)
+    if baseline is None or not baseline.has_usage():
+        return summary, None
+    before = baseline.usage()
+    change = usage_change(trials, before, confidence) if before is not None else None
+    if change is not None and change.cost_per_trial is None and change.duration_p95 is None:
+        change = None
+    return summary, change

@@ -18,6 +18,7 @@ from gate.fileio import atomic_write, atomic_write_parts
 from gate.gates import GateDecision, more_trials_by_stimulus
 from gate.metrics import Interval
 from gate.metrics.reliability import ReliabilityRow
+from gate.metrics.usage import UsageChange, UsageInterval, UsageSummary
 from gate.report import wording
 from gate.scoring import (
     PASS_AT_K_ESTIMATOR,
@@ -205,7 +206,82 @@ def _report_without_stimuli(outcome: CheckOutcome) -> dict[str, Any]:
             {"path": i.path, "format": i.format, "detected": i.detected} for i in outcome.inputs
         ],
         "comparisons": [_comparison(c) for c in outcome.comparisons],
+        "usage": None if outcome.usage is None else _usage(outcome.usage),
+        "usage_change": None if outcome.usage_change is None else _usage_change(outcome),
         "warnings": list(outcome.warnings),
+    }
+
+
+def _usage_interval(interval: UsageInterval | None) -> dict[str, Any] | None:
+    if interval is None:
+        return None
+    return {
+        "lo": _number(interval.lo),
+        "hi": _number(interval.hi),
+        "method": interval.method,
+        "confidence": interval.confidence,
+        "estimand": interval.estimand,
+    }
+
+
+def _usage(usage: UsageSummary) -> dict[str, Any]:
+    """Cost, duration and tokens of every suite's trials (a block is null when no trial
+    reports it; ``trials`` report it, ``missing`` do not)."""
+    cost, duration, tokens = usage
+    return {
+        "cost_usd": None
+        if cost is None
+        else {
+            "total": _number(cost.total),
+            "mean_per_trial": _number(cost.mean_per_trial),
+            "mean_per_trial_interval": _usage_interval(cost.mean_per_trial_interval),
+            "per_pass": _optional(cost.per_pass),
+            "trials": cost.trials,
+            "missing": cost.missing,
+            "passes": cost.passes,
+        },
+        "duration_s": None
+        if duration is None
+        else {
+            "mean": _number(duration.mean),
+            "p50": _number(duration.p50),
+            "p95": _number(duration.p95),
+            "quantile_method": duration.quantile_method,
+            "trials": duration.trials,
+            "missing": duration.missing,
+        },
+        "tokens": None
+        if tokens is None
+        else {
+            "total": _number(tokens.total),
+            "mean_per_trial": _number(tokens.mean_per_trial),
+            "trials": tokens.trials,
+            "missing": tokens.missing,
+        },
+    }
+
+
+def _usage_change(outcome: CheckOutcome) -> dict[str, Any]:
+    """Paired changes (results minus baseline) on the stimuli both report."""
+    assert outcome.usage_change is not None
+
+    def change(value: UsageChange | None) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        return {
+            "estimate": _number(value.estimate),
+            "current": _number(value.current),
+            "baseline": _number(value.baseline),
+            "interval": [_optional(value.lo), _optional(value.hi)],
+            "method": value.method,
+            "confidence": value.confidence,
+            "estimand": value.estimand,
+            "stimuli": value.stimuli,
+        }
+
+    return {
+        "cost_per_trial": change(outcome.usage_change.cost_per_trial),
+        "duration_p95": change(outcome.usage_change.duration_p95),
     }
 
 

@@ -114,11 +114,8 @@ def render_suite(
     ]
     for gate in gates:
         if gate.kind == "metric" and gate.scope == "suite" and gate.value is not None:
-            bounds = "–"
-            if gate.lower is not None and gate.upper is not None:
-                bounds = f"[{gate.lower:.3f}, {gate.upper:.3f}]"
             label = wording.metric_gate_label(gate.spec, _escape)
-            rows.append([label, f"{gate.value:.4g}", bounds])
+            rows.append([label, wording.value_text(gate), wording.bounds_text(gate)])
     return table([title, "Estimate", f"{level} interval"], rows, "lrr")
 
 
@@ -333,6 +330,7 @@ def render_summary(outcome: CheckOutcome) -> str:
         render_gates(outcome),
         render_reading(outcome),
         render_suite(s, "Suite metric" if len(suites) == 1 else "All suites", outcome.gates),
+        wording.usage_line(outcome.usage, _bold) if outcome.usage is not None else "",
     ]
     if len(suites) == 1:
         sections += [
@@ -352,6 +350,9 @@ def render_summary(outcome: CheckOutcome) -> str:
         ]
     sections += [
         *(render_comparison(c) for c in outcome.comparisons),
+        wording.usage_change_line(outcome.usage_change, _bold)
+        if outcome.usage_change is not None
+        else "",
         render_notes(outcome),
         render_methods(outcome),
     ]

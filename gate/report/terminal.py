@@ -430,6 +430,8 @@ def render_terminal(outcome: CheckOutcome, term: Terminal | None = None) -> str:
     blocks.append(_gates(outcome, term))
     blocks.append(term.paragraph(wording.reading_sentence(s, term.heading)))
     blocks.append(_suite_table(s, term, "Suite metric" if len(suites) == 1 else "All suites"))
+    if outcome.usage is not None:
+        blocks.append(term.paragraph(wording.usage_line(outcome.usage, term.heading)))
     if len(suites) == 1:
         blocks.append([term.heading("Stimuli, worst first"), "", *_stimuli(outcome, s, term)])
     for one in suites if len(suites) > 1 else ():
@@ -445,6 +447,8 @@ def render_terminal(outcome: CheckOutcome, term: Terminal | None = None) -> str:
             ]
         )
     blocks += [_comparison(c, term) for c in outcome.comparisons]
+    if outcome.usage_change is not None:
+        blocks.append(term.paragraph(wording.usage_change_line(outcome.usage_change, term.heading)))
     blocks.append(_notes(outcome, term))
     blocks.append(
         [

@@ -22,6 +22,7 @@ from gate.scoring import HIGH, PASS_AT_K_ESTIMATOR, PASS_HAT_K_ESTIMATOR
 if TYPE_CHECKING:
     from gate.compare import Comparison, StimulusRow
     from gate.metrics import Interval
+    from gate.metrics.usage import UsageChange, UsageComparison, UsageSummary
     from gate.pipeline import CheckOutcome
     from gate.scoring import StimulusScore, SuiteScore
     from gate.trials import TrialMessage
@@ -268,12 +269,18 @@ def value_text(decision: GateDecision) -> str:
     return f"{decision.value:.3f}"
 
 
+def _bound_number(decision: GateDecision, value: float) -> str:
+    """A bound as its gate's values are written: a metric gate's in 4 significant digits
+    (a cost of $0.0119 is not 0.012), the pass-rate family's in 3 decimals."""
+    return f"{value:.4g}" if decision.kind == "metric" else f"{value:.3f}"
+
+
 def bounds_text(decision: GateDecision) -> str:
     if decision.lower is None or decision.upper is None:
         return "–"
     if decision.kind in ("max_regression", "min_improvement"):
         return f"[{points(decision.lower)}, {points(decision.upper)}] pts"
-    return f"[{decision.lower:.3f}, {decision.upper:.3f}]"
+    return f"[{_bound_number(decision, decision.lower)}, {_bound_number(decision, decision.upper)}]"
 
 
 OUTCOME_WORD = {"pass": "✔ pass", "fail": "✘ fail", "inconclusive": "❔ inconclusive"}
@@ -329,8 +336,8 @@ def gate_sentence(decision: GateDecision, escape: Escape = _plain) -> str:
     if decision.basis == "point estimate":
         return _point_sentence(decision, escape)
     level = pct(decision.confidence or 0)
-    lo = f"{decision.lower:.3f}" if decision.lower is not None else "?"
-    hi = f"{decision.upper:.3f}" if decision.upper is not None else "?"
+    lo = _bound_number(decision, decision.lower) if decision.lower is not None else "?"
+    hi = _bound_number(decision, decision.upper) if decision.upper is not None else "?"
     if spec.scope == "stimuli":
         if outcome == "fail":
             return (
@@ -827,6 +834,84 @@ def facts_line(
         f"{plural(suite.flaky_stimuli, 'flaky stimulus', 'flaky stimuli')}"
     )
 
+
+
+def money(value: float) -> str:
+    """US dollars with as many digits as a cost needs: $1,234, $12.35, $0.0123."""
+    if value >= 100:
+        return f"${value:,.0f}"
+    if value >= 1:
+        return f"${value:,.2f}"
+    return f"${value:#.3g}" if value > 0 else "$0"
+
+
+def seconds(value: float) -> str:
+    """A duration in seconds: 0.42 s, 57.0 s, 1,234 s."""
+    if value >= 1000:
+        return f"{value:,.0f} s"
+    return f"{value:.3g} s" if value < 10 else f"{value:.1f} s"
+
+
+def _not_reported(missing: int) -> str:
+    return f" ({plural(missing, 'trial')} without)" if missing else ""
+
+
+def usage_line(usage: UsageSummary, bold: Callable[[str], str] = _plain) -> str:
+    """'**Usage**: cost $1.23 total, $0.0123 per trial (95% interval $0.0101 to $0.015),
+    $0.02 per pass · duration mean 30.0 s, p50 30.0 s, p95 57.0 s · tokens ...'."""
+    parts = []
+    cost, duration, tokens = usage
+    if cost is not None:
+        text = f"cost {money(cost.total)} total, {money(cost.mean_per_trial)} per trial"
+        interval = cost.mean_per_trial_interval
+        if interval is not None:
+            text += (
+                f" ({interval.confidence:.0%} interval {money(interval.lo)} to "
+                f"{money(interval.hi)}, over stimuli like these)"
+            )
+        per_pass = "no pass" if cost.per_pass is None else money(cost.per_pass)
+        parts.append(f"{text}, {per_pass} per pass{_not_reported(cost.missing)}")
+    if duration is not None:
+        parts.append(
+            f"duration mean {seconds(duration.mean)}, p50 {seconds(duration.p50)}, "
+            f"p95 {seconds(duration.p95)}{_not_reported(duration.missing)}"
+        )
+    if tokens is not None:
+        parts.append(
+            f"tokens {tokens.total:,.0f} total, {tokens.mean_per_trial:,.0f} per trial"
+            f"{_not_reported(tokens.missing)}"
+        )
+    return f"{bold('Usage')}: " + " · ".join(parts)
+
+
+def _signed(value: float, unit: Callable[[float], str]) -> str:
+    return ("+" if value >= 0 else "−") + unit(abs(value))
+
+
+def _change_text(name: str, change: UsageChange, unit: Callable[[float], str]) -> str:
+    text = (
+        f"{name} {_signed(change.estimate, unit)} ({unit(change.baseline)} → "
+        f"{unit(change.current)}"
+    )
+    if change.lo is not None and change.hi is not None:
+        text += (
+            f"; {change.confidence:.0%} interval {_signed(change.lo, unit)} to "
+            f"{_signed(change.hi, unit)}"
+        )
+    else:
+        text += "; too few shared stimuli for an interval"
+    return text + f", {stimuli_count(change.stimuli)})"
+
+
+def usage_change_line(change: UsageComparison, bold: Callable[[str], str] = _plain) -> str:
+    """'**Usage against the baseline** (paired by stimulus): cost per trial +$0.001 ($0.011 →
+    $0.012; 95% interval ...) · p95 duration ...'."""
+    parts = []
+    if change.cost_per_trial is not None:
+        parts.append(_change_text("cost per trial", change.cost_per_trial, money))
+    if change.duration_p95 is not None:
+        parts.append(_change_text("p95 duration", change.duration_p95, seconds))
+    return f"{bold('Usage against the baseline')} (paired by stimulus): " + " · ".join(parts)
 
 
 VERDICT_MARK = {"pass": "✅", "fail": "❌", "inconclusive": "❔"}

@@ -1176,6 +1176,11 @@ class TrialTable:
             errors_as_failures=errors_as_failures,
         )
 
+    def has_usage(self) -> bool:
+        """Whether any trial reports a cost, duration or tokens."""
+        self.flush()
+        return any(self._store.has(name) for name in USAGE_FIELDS)
+
     def usage(self, suite: str | None = None) -> TrialUsage | None:
         """Per-trial cost, duration and tokens of a suite (of every suite when ``None``), as
         :class:`gate.metrics.usage.TrialUsage`: one entry per trial that ran (passed, failed

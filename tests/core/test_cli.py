@@ -44,7 +44,7 @@ def test_the_installed_command_runs_and_exits_with_the_verdict() -> None:
     """The console script itself: installed, on PATH beside the interpreter, exit code kept."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
     for example, results, code, first in (
-        ("passing", "results.json", 0, "## ✅ eval-gate: PASS — all 3 gates passed"),
+        ("passing", "results.json", 0, "## ✅ eval-gate: PASS — all 5 gates passed"),
         ("failing", "results.jsonl", 1, "## ❌ eval-gate: FAIL — 1 of 3 gates failed"),
     ):
         done = subprocess.run(
@@ -64,7 +64,7 @@ def test_passing_example_exits_0() -> None:
     result = run("check", "results.json", cwd=EXAMPLES / "passing")
     assert result.returncode == 0, result.stderr
     first = result.stdout.splitlines()[0]
-    assert first == "## ✅ eval-gate: PASS — all 3 gates passed"
+    assert first == "## ✅ eval-gate: PASS — all 5 gates passed"
     assert "read results.json as native (detected)" in result.stderr
 
 

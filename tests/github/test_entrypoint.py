@@ -210,6 +210,10 @@ def test_push_with_passing_results_comments_on_the_open_pr(
     assert run.outputs["verdict"] == "pass"
     assert run.summary.startswith("## ✅ eval-gate: PASS")
     assert run.annotations("error") == []
+    # examples/passing gates cost and p95 duration too: their values are action outputs.
+    metrics = json.loads(run.outputs["metrics"])
+    assert set(metrics) == {"cost_usd.mean_per_trial", "duration_s.p95"}
+    assert metrics["cost_usd.mean_per_trial"] == pytest.approx(0.3575 / 30, abs=1e-6)  # by hand
     assert (f"/repos/{REPOSITORY}/commits/{PUSH_SHA}/pulls") in [
         r.route for r in fake_github.requests
     ]
