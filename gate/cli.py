@@ -25,6 +25,7 @@ from gate.report.escape import log_text, safe_text
 
 if TYPE_CHECKING:
     from gate.config import GateConfig
+    from gate.metrics.usage import UsageSummary
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -497,8 +498,9 @@ def plan(
                 raise click.UsageError("--expect needs --stimuli M (how many stimuli)")
             rates = [expect] * stimuli
             source = "expect"
+            pilot_usage = None
         else:
-            rates = _pilot_rates(
+            rates, pilot_usage = _pilot(
                 pilot,
                 _ingest(
                     format_name,
@@ -513,7 +515,7 @@ def plan(
                 stimuli,
             )
             source = "pilot"
-        result = make_plan(gate_config, rates, power=power, source=source)
+        result = make_plan(gate_config, rates, power=power, source=source, pilot_usage=pilot_usage)
     except EvalGateError as error:
         raise BadInput(str(error)) from None
     if json_path == "-":
@@ -529,11 +531,13 @@ def plan(
     click.echo(render_plan(result), nl=False)
 
 
-def _pilot_rates(
+def _pilot(
     patterns: tuple[str, ...], options: IngestOptions, errors: str, stimuli: int | None
-) -> list[float]:
-    """Each pilot stimulus's pass rate c/n; with --stimuli, repeated in order to that many."""
+) -> tuple[list[float], UsageSummary | None]:
+    """Each pilot stimulus's pass rate c/n (with --stimuli, repeated in order to that many),
+    and the pilot's cost and duration per trial when its trials report them."""
     from gate.ingest import load
+    from gate.metrics.usage import usage_summary
 
     table, _ = load(patterns, options)
     summary = table.summary(errors == "fail")
@@ -541,7 +545,10 @@ def _pilot_rates(
     if not rates:
         raise BadInput("the pilot has no counted trial")
     count = stimuli or len(rates)
-    return [rates[i % len(rates)] for i in range(count)]
+    trials = table.usage() if table.has_usage() else None
+    return [rates[i % len(rates)] for i in range(count)], (
+        usage_summary(trials) if trials is not None else None
+    )
 
 
 @main.command()

@@ -17,13 +17,16 @@ discreteness of small counts are all in the simulation.
   cannot do it, the stimuli needed.
 - Score gates (``threshold``) have no trial model, and gates of kind ``metric`` are
   not modelled yet: not planned (the report says so).
+
+With a pilot that reports cost or duration, :attr:`Plan.spend` is the planned run's
+expected cost and trial time at the pilot's usage per trial.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Literal, cast
+from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +43,9 @@ from gate.metrics.decision import (
     _smallest,
 )
 
+if TYPE_CHECKING:
+    from gate.metrics.usage import UsageSummary
+
 #: searches stop here: a plan beyond it is not a plan anyone can run.
 MAX_TRIALS = 5_000
 MAX_STIMULI = 20_000
@@ -51,6 +57,8 @@ _MIN_RUNS, _ELEMENTS = 200, 4_000_000
 
 def _runs(stimuli: int) -> int:
     return max(_MIN_RUNS, min(RUNS, _ELEMENTS // max(stimuli, 1)))
+
+
 _SEED = 20_261_124
 
 Goal = Literal["decide", "agree", "not planned"]
@@ -90,6 +98,25 @@ class GatePlan:
     reason: str | None = None
 
 
+class ExpectedSpend(NamedTuple):
+    """What the planned run costs, at the pilot's usage per trial.
+
+    ``trials`` = trials per stimulus × stimuli. ``cost_usd`` = trials × the pilot's
+    mean cost per trial (ratio estimator, :func:`gate.metrics.usage.cost_summary`);
+    ``cost_usd_interval`` = trials × that mean's interval (its method and level as
+    ``cost_method``; ``None`` with fewer than 5 pilot stimuli reporting a cost).
+    ``trial_seconds`` = trials × the pilot's mean duration: the summed time of the
+    trials, which is wall-clock time only when they run one after another.
+    """
+
+    trials: int
+    cost_usd: float | None
+    cost_usd_interval: tuple[float, float] | None
+    cost_method: str | None
+    trial_seconds: float | None
+    pilot_trials: int
+
+
 @dataclass(frozen=True)
 class Plan:
     """The plan of every configured gate, at ``stimuli`` stimuli and the expected rates."""
@@ -101,12 +128,55 @@ class Plan:
     confidence: float
     interval: str
     gates: tuple[GatePlan, ...]
+    #: the pilot's cost and duration per trial, when its trials report them
+    pilot_usage: UsageSummary | None = None
 
     @property
     def trials_per_stimulus(self) -> int | None:
         """The largest over gates: the run that decides every gate that can be decided."""
         found = [g.trials for g in self.gates if g.trials is not None]
         return max(found) if found else None
+
+    @property
+    def spend(self) -> ExpectedSpend | None:
+        """The expected cost and trial time of the planned run (``None`` without a pilot
+        that reports cost or duration, or without a plan in trials per stimulus)."""
+        return expected_spend(self.pilot_usage, self.trials_per_stimulus, self.stimuli)
+
+
+def expected_spend(
+    usage: UsageSummary | None, trials_per_stimulus: int | None, stimuli: int
+) -> ExpectedSpend | None:
+    """Trials × the pilot's mean cost and duration per trial (see :class:`ExpectedSpend`).
+
+    >>> from gate.metrics.usage import TrialUsage, usage_summary
+    >>> pilot = usage_summary(TrialUsage.from_trials(list("ab"), [1, 0], cost_usd=[0.02, 0.04],
+    ...                                              duration_s=[30, 50]))
+    >>> spend = expected_spend(pilot, 10, 20)
+    >>> spend.trials, round(spend.cost_usd, 6), spend.trial_seconds, spend.cost_usd_interval
+    (200, 6.0, 8000.0, None)
+    """
+    if usage is None or trials_per_stimulus is None:
+        return None
+    cost, duration, _ = usage
+    if cost is None and duration is None:
+        return None
+    trials = trials_per_stimulus * stimuli
+    interval = cost.mean_per_trial_interval if cost is not None else None
+    return ExpectedSpend(
+        trials=trials,
+        cost_usd=None if cost is None else trials * cost.mean_per_trial,
+        cost_usd_interval=None
+        if interval is None
+        else (trials * interval.lo, trials * interval.hi),
+        cost_method=None
+        if interval is None
+        else f"{interval.confidence:.0%} {interval.method}, of the pilot's mean per trial",
+        trial_seconds=None if duration is None else trials * duration.mean,
+        pilot_trials=max(
+            (block.trials for block in (cost, duration) if block is not None), default=0
+        ),
+    )
 
 
 CountMetric = Literal["pass_rate", "pass_at_k", "pass_hat_k"]
@@ -283,8 +353,16 @@ def _plan_regression(
     )
 
 
-def plan(config: GateConfig, rates: npt.ArrayLike, *, power: float = 0.8, source: str) -> Plan:
-    """Plan every configured gate at the expected per-stimulus pass rates ``rates``.
+def plan(
+    config: GateConfig,
+    rates: npt.ArrayLike,
+    *,
+    power: float = 0.8,
+    source: str,
+    pilot_usage: UsageSummary | None = None,
+) -> Plan:
+    """Plan every configured gate at the expected per-stimulus pass rates ``rates``
+    (``pilot_usage``: the pilot's cost and duration, for :attr:`Plan.spend`).
 
     >>> from gate.config import build_config
     >>> config = build_config({"k": 3, "gates": {"pass_hat_k": {"min": 0.8, "bound": "lower"}}})
@@ -314,4 +392,5 @@ def plan(config: GateConfig, rates: npt.ArrayLike, *, power: float = 0.8, source
         confidence=config.confidence,
         interval=config.interval,
         gates=gates,
+        pilot_usage=pilot_usage,
     )

@@ -15,9 +15,7 @@ def _label(plan: Plan, gate: GatePlan) -> str:
     level = spec.confidence if spec.confidence is not None else plan.confidence
     on_interval = spec.bound != "estimate" and spec.metric in INTERVAL_METRICS
     with_level = on_interval or spec.kind in (*REGRESSION_KINDS, "max_ci_half_width")
-    return wording.spec_label(
-        spec, gate.k, level if with_level else None, on_interval=on_interval
-    )
+    return wording.spec_label(spec, gate.k, level if with_level else None, on_interval=on_interval)
 
 
 def _why(gate: GatePlan, power: float) -> str:
@@ -91,10 +89,36 @@ def render_plan(plan: Plan) -> str:
         f"{wording.pct(plan.confidence)}), simulated.",
         table(header, rows, "lrrrr"),
         "\n".join(f"- {_why(gate, plan.power)}" for gate in plan.gates),
+        _spend_line(plan),
         "_Re-checking a fixed-size run after every batch inflates its error rate; to stop "
         "early safely, run `eval-gate check --sequential` (see docs/plan.md)._",
     ]
     return "\n\n".join(lines) + "\n"
+
+
+def _spend_line(plan: Plan) -> str:
+    """'**Expected spend** of 460 trials at the pilot's usage: $5.52 (95% interval ...)'."""
+    spend = plan.spend
+    if spend is None:
+        return ""
+    parts = []
+    if spend.cost_usd is not None:
+        text = f"cost {wording.money(spend.cost_usd)}"
+        if spend.cost_usd_interval is not None:
+            lo, hi = spend.cost_usd_interval
+            text += f" ({wording.money(lo)} to {wording.money(hi)}: {spend.cost_method})"
+        parts.append(text)
+    if spend.trial_seconds is not None:
+        hours = spend.trial_seconds / 3600
+        parts.append(
+            f"{hours:,.1f} h of trial time ({wording.seconds(spend.trial_seconds)}; wall-clock "
+            "when run one at a time, divide by your parallelism)"
+        )
+    return (
+        f"**Expected spend** of {wording.plural(spend.trials, 'trial')} "
+        f"({plan.trials_per_stimulus} × {wording.stimuli_count(plan.stimuli)}) at the pilot's "
+        f"usage per trial ({wording.plural(spend.pilot_trials, 'trial')}): " + "; ".join(parts)
+    )
 
 
 def _headline(plan: Plan) -> str:
@@ -114,6 +138,7 @@ def build_plan_report(plan: Plan) -> dict[str, Any]:
         "confidence": plan.confidence,
         "interval": plan.interval,
         "trials_per_stimulus": plan.trials_per_stimulus,
+        "expected": _spend(plan),
         "gates": [
             {
                 "name": _label(plan, gate),
@@ -130,4 +155,20 @@ def build_plan_report(plan: Plan) -> dict[str, Any]:
             }
             for gate in plan.gates
         ],
+    }
+
+
+def _spend(plan: Plan) -> dict[str, Any] | None:
+    spend = plan.spend
+    if spend is None:
+        return None
+    return {
+        "trials": spend.trials,
+        "cost_usd": spend.cost_usd,
+        "cost_usd_interval": None
+        if spend.cost_usd_interval is None
+        else list(spend.cost_usd_interval),
+        "cost_method": spend.cost_method,
+        "trial_seconds": spend.trial_seconds,
+        "pilot_trials": spend.pilot_trials,
     }

@@ -130,3 +130,27 @@ def test_the_plan_quoted_in_docs_plan_md_is_the_real_one() -> None:
     table = [line for line in rendered.splitlines() if line.startswith("| pass^3")]
     assert table and all(line in doc for line in table)
     assert rendered.splitlines()[0] in doc
+
+
+def test_a_pilot_with_cost_and_duration_gives_the_expected_spend() -> None:
+    pilot = EXAMPLES / "failing" / "results.jsonl"
+    records = [json.loads(line) for line in pilot.read_text(encoding="utf-8").splitlines()]
+    usage = [r["metadata"] for r in records if "metadata" in r]
+    mean_cost = sum(u["cost_usd"] for u in usage) / len(usage)
+    mean_seconds = sum(u["duration_s"] for u in usage) / len(usage)
+    args = ["plan", "--pilot", str(pilot), "--min-pass-rate", "0.5", "--bound", "interval"]
+    data = json.loads(CliRunner().invoke(main, [*args, "--json", "-"]).output)
+    trials = data["trials_per_stimulus"] * 5
+    expected = data["expected"]
+    assert expected["trials"] == trials and expected["pilot_trials"] == 15
+    assert expected["cost_usd"] == pytest.approx(trials * mean_cost)
+    assert expected["trial_seconds"] == pytest.approx(trials * mean_seconds)
+    lo, hi = expected["cost_usd_interval"]  # 5 pilot stimuli: just enough for an interval
+    assert lo <= expected["cost_usd"] <= hi
+    shown = CliRunner().invoke(main, args).output
+    assert f"**Expected spend** of {trials} trials (" in shown
+    assert "h of trial time" in shown
+    no_pilot = ["plan", "--expect", "0.9", "--stimuli", "5", "--min-pass-rate", "0.5"]
+    assert (
+        json.loads(CliRunner().invoke(main, [*no_pilot, "--json", "-"]).output)["expected"] is None
+    )
