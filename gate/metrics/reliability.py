@@ -201,8 +201,10 @@ def reliability_rows(outcomes: Sequence[npt.ArrayLike]) -> list[ReliabilityRow]:
     curve[c == k] = 100
     curve[c == 0] = 0
     # Where the float lies within rounding of an integer, exact integers decide the floor.
+    # Below 0.5 the floor is 0 (the true value is positive and far from 1): most long runs
+    # with a failure land there, and exact powers of them would cost a big-integer each.
     near = (np.abs(estimate - np.round(estimate)) <= 1e-9 * np.maximum(1.0, estimate)) & (
-        (c != k) & (c != 0)
+        (c != k) & (c != 0) & (estimate >= 0.5)
     )
     for i in np.flatnonzero(near).tolist():
         curve[i] = 100 * int(c[i]) ** int(k[i]) // int(k[i]) ** int(k[i])

@@ -147,6 +147,40 @@ class TrialUsage:
             tokens=check_usage_values(tokens, "tokens", size),
         )
 
+    @classmethod
+    def from_codes(
+        cls,
+        stimuli: Sequence[Hashable],
+        codes: npt.ArrayLike,
+        passed: npt.ArrayLike,
+        **values: npt.ArrayLike | None,
+    ) -> TrialUsage:
+        """As :meth:`from_trials`, with each trial's stimulus given as an index into the
+        distinct keys ``stimuli`` (a table that already has them: no pass over a million
+        keys in Python).
+
+        >>> TrialUsage.from_codes(["a", "b"], [1, 1, 0], [1, 0, 1], tokens=[5, 6, 7]).stimuli
+        ('a', 'b')
+        """
+        keys = tuple(stimuli)
+        indices = np.asarray(codes)
+        if indices.ndim != 1 or not np.issubdtype(indices.dtype, np.integer):
+            raise ValueError("codes must be one integer index per trial")
+        if indices.size == 0:
+            raise ValueError("stimulus is empty: usage statistics need at least one trial")
+        if int(indices.min()) < 0 or int(indices.max()) >= len(keys):
+            raise ValueError(f"codes must index the {len(keys)} stimuli")
+        unknown = set(values) - set(USAGE_FIELDS)
+        if unknown:
+            raise ValueError(f"unknown usage field(s): {', '.join(sorted(unknown))}")
+        size = indices.size
+        return cls(
+            stimuli=keys,
+            stimulus=indices.astype(np.int64, copy=False),
+            passed=check_flags(passed, size),
+            **{name: check_usage_values(values.get(name), name, size) for name in USAGE_FIELDS},
+        )
+
     def reported(self, field: UsageField) -> int:
         """How many trials report ``field``.
 

@@ -1206,10 +1206,13 @@ class TrialTable:
         ran = arrays[0] != SKIPPED
         if not ran.any():
             return None
-        keys = {r._row: key(r) for r in records if r._row >= 0}
+        stored = [r for r in records if r._row >= 0]
+        position = np.full(max(r._row for r in stored) + 1, -1, dtype=np.int64)
+        position[[r._row for r in stored]] = np.arange(len(stored))
         values = dict(zip(names[1:], (a[ran] for a in arrays[1:]), strict=True))
-        return TrialUsage.from_trials(
-            [keys[row] for row in row_of[ran].tolist()],
+        return TrialUsage.from_codes(
+            [key(r) for r in stored],
+            position[row_of[ran]],
             np.asarray(arrays[0][ran] == PASS),
             **values,
         )
