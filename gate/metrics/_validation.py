@@ -443,6 +443,18 @@ def check_trial_keys(stimulus: Any) -> tuple[tuple[Hashable, ...], IntArray]:
     return tuple(index), codes
 
 
+def check_trial_codes(codes: Any, stimuli: int) -> IntArray:
+    """Each trial's stimulus as an index into ``stimuli`` distinct keys (at least one trial)."""
+    indices = np.asarray(codes)
+    if indices.ndim != 1 or not np.issubdtype(indices.dtype, np.integer):
+        raise ValueError("codes must be one integer index per trial")
+    if indices.size == 0:
+        raise ValueError("stimulus is empty: usage statistics need at least one trial")
+    if int(indices.min()) < 0 or int(indices.max()) >= stimuli:
+        raise ValueError(f"codes must index the {stimuli} stimuli")
+    return indices.astype(np.int64, copy=False)
+
+
 def check_flags(passed: Any, size: int) -> npt.NDArray[np.bool_]:
     """One pass/fail flag per trial (bools or 0/1)."""
     flags = np.asarray(passed)

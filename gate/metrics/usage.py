@@ -48,6 +48,7 @@ from gate.metrics._validation import (
     check_finite_total,
     check_flags,
     check_int,
+    check_trial_codes,
     check_trial_keys,
     check_usage_values,
 )
@@ -163,20 +164,13 @@ class TrialUsage:
         ('a', 'b')
         """
         keys = tuple(stimuli)
-        indices = np.asarray(codes)
-        if indices.ndim != 1 or not np.issubdtype(indices.dtype, np.integer):
-            raise ValueError("codes must be one integer index per trial")
-        if indices.size == 0:
-            raise ValueError("stimulus is empty: usage statistics need at least one trial")
-        if int(indices.min()) < 0 or int(indices.max()) >= len(keys):
-            raise ValueError(f"codes must index the {len(keys)} stimuli")
-        unknown = set(values) - set(USAGE_FIELDS)
-        if unknown:
-            raise ValueError(f"unknown usage field(s): {', '.join(sorted(unknown))}")
+        indices = check_trial_codes(codes, len(keys))
+        for name in values:
+            check_choice(name, "usage field", USAGE_FIELDS)
         size = indices.size
         return cls(
             stimuli=keys,
-            stimulus=indices.astype(np.int64, copy=False),
+            stimulus=indices,
             passed=check_flags(passed, size),
             **{name: check_usage_values(values.get(name), name, size) for name in USAGE_FIELDS},
         )
