@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal, NamedTuple, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from gate import metrics
 from gate.errors import ConfigError
@@ -41,32 +43,223 @@ def reading(pass_at_k: float, pass_hat_k: float) -> str:
     return "capable and consistent" if pass_hat_k >= HIGH else "capable but flaky"
 
 
-@dataclass(frozen=True)
-class StimulusScore:
-    """One stimulus: counts, estimators with intervals, flakiness (reference 000 StimulusScore)."""
+class _ScoreColumns:
+    """The per-stimulus values of one :func:`score_table` call, one array entry per scored
+    stimulus: what the :class:`StimulusScore` views read (a 100,000-stimulus suite holds
+    about 200 bytes per stimulus here instead of a kilobyte of Python objects)."""
 
-    suite: str
-    name: str
-    tags: tuple[str, ...]
-    trials: int
-    passes: int
-    errors: int
-    skipped: int
-    outcomes: str
-    aggregate_score: float
-    unscored: bool
-    pass_rate: float
-    pass_rate_interval: Interval
-    pass_at_k: float
-    pass_at_k_interval: Interval
-    pass_hat_k: float
-    pass_hat_k_plugin: float
-    pass_hat_k_interval: Interval
-    flaky: bool
-    flakiness_percent: float
-    flakiness_band: str
-    #: why trials did not pass: the first few read (gate.table.MESSAGES_KEPT)
-    messages: tuple[TrialMessage, ...]
+    __slots__ = (
+        "at_hi",
+        "at_k",
+        "at_lo",
+        "band",
+        "c",
+        "confidence",
+        "errors",
+        "errors_as_failures",
+        "hat_hi",
+        "hat_k",
+        "hat_lo",
+        "labels",
+        "n",
+        "percent",
+        "plugin",
+        "rate_hi",
+        "rate_lo",
+        "records",
+        "score_sum",
+        "skipped",
+    )
+
+    records: list[StimulusTrials]
+    n: npt.NDArray[np.int64]
+    c: npt.NDArray[np.int64]
+    errors: npt.NDArray[np.int64]
+    skipped: npt.NDArray[np.int64]
+    score_sum: npt.NDArray[np.float64]
+    at_k: npt.NDArray[np.float64]
+    hat_k: npt.NDArray[np.float64]
+    plugin: npt.NDArray[np.float64]
+    percent: npt.NDArray[np.float64]
+    rate_lo: npt.NDArray[np.float64]
+    rate_hi: npt.NDArray[np.float64]
+    at_lo: npt.NDArray[np.float64]
+    at_hi: npt.NDArray[np.float64]
+    hat_lo: npt.NDArray[np.float64]
+    hat_hi: npt.NDArray[np.float64]
+    band: list[str]
+    labels: tuple[str, str, str]
+    confidence: float
+    errors_as_failures: bool
+
+    def __init__(self, records: list[StimulusTrials], **columns: Any) -> None:
+        self.records = records
+        for name, value in columns.items():
+            setattr(self, name, value)
+
+
+class StimulusScore:
+    """One stimulus: counts, estimators with intervals, flakiness (reference 000 StimulusScore).
+
+    A read-only view of row ``index`` of its score's columns: each attribute is read (or
+    derived) when asked for, as a plain Python value.
+    """
+
+    __slots__ = ("_columns", "_i")
+
+    def __init__(self, columns: _ScoreColumns, index: int) -> None:
+        self._columns = columns
+        self._i = index
+
+    #: the fields, as the dataclass this view replaces had them (equality compares them all)
+    FIELDS = (
+        "suite",
+        "name",
+        "tags",
+        "trials",
+        "passes",
+        "errors",
+        "skipped",
+        "outcomes",
+        "aggregate_score",
+        "unscored",
+        "pass_rate",
+        "pass_rate_interval",
+        "pass_at_k",
+        "pass_at_k_interval",
+        "pass_hat_k",
+        "pass_hat_k_plugin",
+        "pass_hat_k_interval",
+        "flaky",
+        "flakiness_percent",
+        "flakiness_band",
+        "messages",
+    )
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every field's value, by name."""
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StimulusScore):
+            return NotImplemented
+        return self.as_dict() == other.as_dict()
+
+    def __hash__(self) -> int:
+        return hash((self.suite, self.name, self.trials, self.passes, self.outcomes))
+
+    def __repr__(self) -> str:
+        return (
+            f"StimulusScore(suite={self.suite!r}, name={self.name!r}, trials={self.trials}, "
+            f"passes={self.passes}, outcomes={self.outcomes!r})"
+        )
+
+    @property
+    def _record(self) -> StimulusTrials:
+        record: StimulusTrials = self._columns.records[self._i]
+        return record
+
+    @property
+    def suite(self) -> str:
+        return self._record.suite
+
+    @property
+    def name(self) -> str:
+        return self._record.stimulus
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return tuple(sorted(self._record.tags))
+
+    @property
+    def trials(self) -> int:
+        value: int = self._columns.n.item(self._i)
+        return value
+
+    @property
+    def passes(self) -> int:
+        value: int = self._columns.c.item(self._i)
+        return value
+
+    @property
+    def errors(self) -> int:
+        value: int = self._columns.errors.item(self._i)
+        return value
+
+    @property
+    def skipped(self) -> int:
+        value: int = self._columns.skipped.item(self._i)
+        return value
+
+    @property
+    def outcomes(self) -> str:
+        """P/F/E per counted trial in trial order; empty for a stimulus given as counts."""
+        return self._record.outcomes(self._columns.errors_as_failures)
+
+    @property
+    def aggregate_score(self) -> float:
+        value: float = self._columns.score_sum.item(self._i) / self.trials
+        return value
+
+    @property
+    def unscored(self) -> bool:
+        return not self._record.scored
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passes / self.trials
+
+    def _interval(self, lo: Any, hi: Any, which: int) -> Interval:
+        columns = self._columns
+        return Interval(
+            lo.item(self._i), hi.item(self._i), columns.labels[which], columns.confidence
+        )
+
+    @property
+    def pass_rate_interval(self) -> Interval:
+        return self._interval(self._columns.rate_lo, self._columns.rate_hi, 0)
+
+    @property
+    def pass_at_k(self) -> float:
+        value: float = self._columns.at_k.item(self._i)
+        return value
+
+    @property
+    def pass_at_k_interval(self) -> Interval:
+        return self._interval(self._columns.at_lo, self._columns.at_hi, 1)
+
+    @property
+    def pass_hat_k(self) -> float:
+        value: float = self._columns.hat_k.item(self._i)
+        return value
+
+    @property
+    def pass_hat_k_plugin(self) -> float:
+        value: float = self._columns.plugin.item(self._i)
+        return value
+
+    @property
+    def pass_hat_k_interval(self) -> Interval:
+        return self._interval(self._columns.hat_lo, self._columns.hat_hi, 2)
+
+    @property
+    def flaky(self) -> bool:
+        return 0 < self.passes < self.trials
+
+    @property
+    def flakiness_percent(self) -> float:
+        value: float = self._columns.percent.item(self._i)
+        return value
+
+    @property
+    def flakiness_band(self) -> str:
+        band: str = self._columns.band[self._i]
+        return band
+
+    @property
+    def messages(self) -> tuple[TrialMessage, ...]:
+        """Why trials did not pass: the first few read (gate.table.MESSAGES_KEPT)."""
+        return self._record.trial_messages
 
     @property
     def reading(self) -> str:
@@ -75,7 +268,8 @@ class StimulusScore:
     @property
     def ordered(self) -> bool:
         """Whether every counted trial's outcome is known in trial order (not a counts row)."""
-        return bool(self.outcomes) and len(self.outcomes) == self.trials
+        outcomes = self.outcomes
+        return bool(outcomes) and len(outcomes) == self.trials
 
     def reliability(self) -> ReliabilityRow | None:
         """Reference 004's reliability summary of this stimulus's trials in order
@@ -86,6 +280,68 @@ class StimulusScore:
     def flakiness(self) -> float:
         """Minority outcomes / trials, min(c, n-c)/n, a fraction in [0, 0.5]."""
         return min(self.passes, self.trials - self.passes) / self.trials
+
+
+#: the numeric fields :func:`score_arrays` gives, by the :class:`StimulusScore` name
+SCORE_ARRAY_FIELDS = (
+    "trials",
+    "passes",
+    "errors",
+    "skipped",
+    "pass_rate",
+    "pass_at_k",
+    "pass_hat_k",
+    "pass_hat_k_plugin",
+    "aggregate_score",
+    "flakiness",
+    "flakiness_percent",
+    "pass_rate_lo",
+    "pass_rate_hi",
+    "pass_at_k_lo",
+    "pass_at_k_hi",
+    "pass_hat_k_lo",
+    "pass_hat_k_hi",
+)
+
+
+def score_arrays(stimuli: Sequence[StimulusScore]) -> dict[str, npt.NDArray[Any]]:
+    """The numeric fields of many stimuli at once, one array each (:data:`SCORE_ARRAY_FIELDS`;
+    ``*_lo``/``*_hi``: the bounds of the ``*_interval`` fields): what a report of 100,000
+    stimuli reads column by column instead of attribute by attribute."""
+    shared = {id(x._columns) for x in stimuli}
+    if len(shared) != 1:  # stimuli of several scores: one by one
+        return {
+            name: np.array([_field(x, name) for x in stimuli]) for name in SCORE_ARRAY_FIELDS
+        }
+    columns = stimuli[0]._columns
+    rows = np.fromiter((x._i for x in stimuli), dtype=np.int64, count=len(stimuli))
+    n, c = columns.n[rows], columns.c[rows]
+    return {
+        "trials": n,
+        "passes": c,
+        "errors": columns.errors[rows],
+        "skipped": columns.skipped[rows],
+        "pass_rate": c / n,
+        "pass_at_k": columns.at_k[rows],
+        "pass_hat_k": columns.hat_k[rows],
+        "pass_hat_k_plugin": columns.plugin[rows],
+        "aggregate_score": columns.score_sum[rows] / n,
+        "flakiness": np.minimum(c, n - c) / n,
+        "flakiness_percent": columns.percent[rows],
+        "pass_rate_lo": columns.rate_lo[rows],
+        "pass_rate_hi": columns.rate_hi[rows],
+        "pass_at_k_lo": columns.at_lo[rows],
+        "pass_at_k_hi": columns.at_hi[rows],
+        "pass_hat_k_lo": columns.hat_lo[rows],
+        "pass_hat_k_hi": columns.hat_hi[rows],
+    }
+
+
+def _field(stimulus: StimulusScore, name: str) -> Any:
+    if name.endswith(("_lo", "_hi")):
+        interval = getattr(stimulus, name[:-3] + "_interval")
+        return interval.lo if name.endswith("_lo") else interval.hi
+    return getattr(stimulus, name)
 
 
 class NotScored(NamedTuple):
@@ -131,27 +387,42 @@ class SuiteScore:
     #: stimulus whose trials were all skipped is listed with its count, not dropped.
     left_out: tuple[NotScored, ...] = ()
 
+    @cached_property
+    def _totals(self) -> dict[str, int]:
+        """Counts over the stimuli, summed once (a 100,000-stimulus report asks often)."""
+        if not self.stimuli:
+            return {"trials": 0, "passes": 0, "errors": 0, "skipped": 0, "flaky": 0}
+        arrays = score_arrays(self.stimuli)
+        n, c = arrays["trials"], arrays["passes"]
+        return {
+            "trials": int(n.sum()),
+            "passes": int(c.sum()),
+            "errors": int(arrays["errors"].sum()),
+            "skipped": int(arrays["skipped"].sum()),
+            "flaky": int(np.count_nonzero((c > 0) & (c < n))),
+        }
+
     @property
     def trials(self) -> int:
-        return sum(s.trials for s in self.stimuli)
+        return self._totals["trials"]
 
     @property
     def passes(self) -> int:
-        return sum(s.passes for s in self.stimuli)
+        return self._totals["passes"]
 
     @property
     def errors(self) -> int:
         """Errored trials, those of stimuli left unscored too (all errors, excluded)."""
-        return sum(s.errors for s in self.stimuli) + sum(u.errors for u in self.left_out)
+        return self._totals["errors"] + sum(u.errors for u in self.left_out)
 
     @property
     def skipped(self) -> int:
         """Skipped trials, those of stimuli left unscored too (all of them skipped)."""
-        return sum(s.skipped for s in self.stimuli) + sum(u.skipped for u in self.left_out)
+        return self._totals["skipped"] + sum(u.skipped for u in self.left_out)
 
     @property
     def flaky_stimuli(self) -> int:
-        return sum(s.flaky for s in self.stimuli)
+        return self._totals["flaky"]
 
     @property
     def reading(self) -> str:
@@ -161,13 +432,15 @@ class SuiteScore:
     def suite_interval_method(self) -> str:
         return self.pass_rate_interval.method
 
-    @property
+    @cached_property
     def suite_names(self) -> tuple[str, ...]:
         """The suites the stimuli belong to, sorted."""
         return tuple(sorted({s.suite for s in self.stimuli}))
 
     def chosen(self, tag: str | None = None, suite: str | None = None) -> list[StimulusScore]:
         """The stimuli carrying ``tag`` in the suite named ``suite`` (``None``: any)."""
+        if tag is None and (suite is None or self.suite_names == (suite,)):
+            return list(self.stimuli)
         return [
             s
             for s in self.stimuli
@@ -178,9 +451,10 @@ class SuiteScore:
         self, tag: str | None = None, suite: str | None = None
     ) -> tuple[np.ndarray, np.ndarray, list[StimulusScore]]:
         chosen = self.chosen(tag, suite)
-        n = np.array([s.trials for s in chosen], dtype=np.int64)
-        c = np.array([s.passes for s in chosen], dtype=np.int64)
-        return n, c, chosen
+        if not chosen:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), chosen
+        arrays = score_arrays(chosen)
+        return arrays["trials"], arrays["passes"], chosen
 
     def bayes(self) -> metrics.MetricValue:
         """Bayes@N of these stimuli (Hariri et al. 2026; scorio's convention): the posterior
@@ -214,50 +488,6 @@ def default_k(records: Sequence[StimulusTrials], errors_as_failures: bool) -> in
     counted = [r.n(errors_as_failures) for r in records]
     positive = [n for n in counted if n > 0]
     return min(positive) if positive else 1
-
-
-def _stimulus_score(
-    record: StimulusTrials,
-    i: int,
-    columns: dict[str, list[Any]],
-    labels: tuple[str, str, str],
-    confidence: float,
-    errors_as_failures: bool,
-) -> StimulusScore:
-    """Stimulus ``i`` of the per-stimulus ``columns`` that score_table computed as arrays."""
-    n, c = columns["n"][i], columns["c"][i]
-
-    def interval(name: str, label: str) -> Interval:
-        return Interval(columns[name + "_lo"][i], columns[name + "_hi"][i], label, confidence)
-
-    return StimulusScore(
-        suite=record.suite,
-        name=record.stimulus,
-        tags=tuple(sorted(record.tags)),
-        trials=n,
-        passes=c,
-        errors=columns["errors"][i],
-        skipped=columns["skipped"][i],
-        # Empty for a stimulus given as counts: its trial order is unknown.
-        outcomes=record.outcomes(errors_as_failures),
-        aggregate_score=columns["score_sum"][i] / n,
-        unscored=not record.scored,
-        pass_rate=c / n,
-        pass_rate_interval=interval("rate", labels[0]),
-        pass_at_k=columns["pass_at_k"][i],
-        pass_at_k_interval=interval("at", labels[1]),
-        pass_hat_k=columns["pass_hat_k"][i],
-        pass_hat_k_plugin=columns["plugin"][i],
-        pass_hat_k_interval=interval("hat", labels[2]),
-        flaky=0 < c < n,
-        flakiness_percent=columns["percent"][i],
-        flakiness_band=columns["band"][i],
-        messages=record.trial_messages,
-    )
-
-
-def _scalar(interval: Interval) -> Interval:
-    return Interval(float(interval.lo), float(interval.hi), interval.method, interval.confidence)
 
 
 def score_table(
@@ -311,28 +541,30 @@ def score_table(
     hat_k = metrics.pass_hat_k_counts(n_arr, c_arr, chosen_k)
     plugin = metrics.pass_hat_k_plugin_counts(n_arr, c_arr, chosen_k)
     percent = metrics.flakiness_percent(n_arr, c_arr)
-    band = {p: metrics.flakiness_band(p) for p in set(percent.tolist())}
-    columns: dict[str, list[Any]] = {
-        "n": n_arr.tolist(),
-        "c": c_arr.tolist(),
-        "errors": summary.errors[chosen].tolist(),
-        "skipped": summary.skipped[chosen].tolist(),
-        "score_sum": summary.score_sum[chosen].tolist(),
-        "pass_at_k": at_k.tolist(),
-        "pass_hat_k": hat_k.tolist(),
-        "plugin": plugin.tolist(),
-        "percent": percent.tolist(),
-        "band": [band[p] for p in percent.tolist()],
+    bands = {p: metrics.flakiness_band(p) for p in set(percent.tolist())}
+    ivs = {
+        name + side: np.atleast_1d(np.asarray(getattr(iv, side), dtype=np.float64))
+        for name, iv in (("rate_", rate_iv), ("at_", at_iv), ("hat_", hat_iv))
+        for side in ("lo", "hi")
     }
-    for name, iv in (("rate", rate_iv), ("at", at_iv), ("hat", hat_iv)):
-        columns[name + "_lo"] = np.atleast_1d(np.asarray(iv.lo, dtype=np.float64)).tolist()
-        columns[name + "_hi"] = np.atleast_1d(np.asarray(iv.hi, dtype=np.float64)).tolist()
-    labels = (rate_iv.method, at_iv.method, hat_iv.method)
-    level = rate_iv.confidence
-    stimuli = tuple(
-        _stimulus_score(records[i], j, columns, labels, level, errors_as_failures)
-        for j, i in enumerate(scorable)
+    columns = _ScoreColumns(
+        [records[i] for i in scorable],
+        n=n_arr,
+        c=c_arr,
+        errors=summary.errors[chosen],
+        skipped=summary.skipped[chosen],
+        score_sum=summary.score_sum[chosen],
+        at_k=np.asarray(at_k, dtype=np.float64),
+        hat_k=np.asarray(hat_k, dtype=np.float64),
+        plugin=np.asarray(plugin, dtype=np.float64),
+        percent=np.asarray(percent, dtype=np.float64),
+        band=[bands[p] for p in percent.tolist()],
+        labels=(rate_iv.method, at_iv.method, hat_iv.method),
+        confidence=rate_iv.confidence,
+        errors_as_failures=errors_as_failures,
+        **ivs,
     )
+    stimuli = tuple(StimulusScore(columns, j) for j in range(len(scorable)))
     return aggregate(
         stimuli,
         name=", ".join(table.suite_names()),
@@ -359,14 +591,15 @@ def aggregate(
     """The suite of ``stimuli`` (scored at ``k``): the means of their values, each with the
     suite interval at n_eff = M·min(nᵢ)/k (statistics.md §2)."""
     method = cast(IntervalMethod, interval)
-    n_arr = np.array([s.trials for s in stimuli], dtype=np.int64)
+    arrays = score_arrays(stimuli) if stimuli else {n: np.zeros(0) for n in SCORE_ARRAY_FIELDS}
+    n_arr = arrays["trials"].astype(np.int64)
 
-    def mean(values: list[float]) -> float:
-        return float(np.mean(np.array(values, dtype=np.float64)))
+    def mean(name: str) -> float:
+        return float(np.mean(arrays[name].astype(np.float64)))
 
-    pass_rate = mean([s.pass_rate for s in stimuli])
-    pass_at_k = mean([s.pass_at_k for s in stimuli])
-    pass_hat_k = mean([s.pass_hat_k for s in stimuli])
+    pass_rate = mean("pass_rate")
+    pass_at_k = mean("pass_at_k")
+    pass_hat_k = mean("pass_hat_k")
     return SuiteScore(
         name=name,
         k=k,
@@ -376,13 +609,13 @@ def aggregate(
         stimuli=stimuli,
         not_scored=not_scored,
         left_out=left_out,
-        score=mean([s.aggregate_score for s in stimuli]),
+        score=mean("aggregate_score"),
         pass_rate=pass_rate,
         pass_rate_interval=metrics.suite_interval(pass_rate, n_arr, 1, confidence, method),
         pass_at_k=pass_at_k,
         pass_at_k_interval=metrics.suite_interval(pass_at_k, n_arr, k, confidence, method),
         pass_hat_k=pass_hat_k,
-        pass_hat_k_plugin=mean([s.pass_hat_k_plugin for s in stimuli]),
+        pass_hat_k_plugin=mean("pass_hat_k_plugin"),
         pass_hat_k_interval=metrics.suite_interval(pass_hat_k, n_arr, k, confidence, method),
     )
 
@@ -397,7 +630,8 @@ class MetricValues:
 
     stimuli: tuple[StimulusScore, ...]
     values: np.ndarray
-    intervals: tuple[Interval, ...]
+    #: each stimulus's interval (``lo``/``hi`` arrays), None for score and flakiness
+    intervals: Interval | None
     suite_value: float
     suite_interval: Interval | None
 
@@ -418,7 +652,7 @@ def metric_values(
         raise ConfigError(f"no stimulus carries the tag {tag!r}")
     level, method = suite.confidence, suite.interval_method
     kk = k if k is not None else suite.k
-    if metric in ("pass_at_k", "pass_hat_k"):
+    if metric in ("pass_at_k", "pass_hat_k") and int(n.min()) < kk:
         too_few = [s for s in chosen if s.trials < kk]
         if too_few:
             raise ConfigError(
@@ -445,15 +679,8 @@ def metric_values(
         # whichever point estimator the gate reports.
         suite_iv = metrics.suite_interval(float(np.mean(unbiased)), n, kk, level, interval_method)
     elif metric == "score":
-        values = np.array([s.aggregate_score for s in chosen])
+        values = score_arrays(chosen)["aggregate_score"]
     else:
-        values = np.array([s.flakiness for s in chosen])
-    intervals: tuple[Interval, ...] = ()
-    if per is not None:
-        lo, hi = np.atleast_1d(per.lo), np.atleast_1d(per.hi)
-        intervals = tuple(
-            Interval(float(a), float(b), per.method, per.confidence)
-            for a, b in zip(lo, hi, strict=True)
-        )
+        values = score_arrays(chosen)["flakiness"]
     values = np.atleast_1d(np.asarray(values, dtype=np.float64))
-    return MetricValues(tuple(chosen), values, intervals, float(np.mean(values)), suite_iv)
+    return MetricValues(tuple(chosen), values, per, float(np.mean(values)), suite_iv)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from gate import __version__
 from gate.compare import Comparison
@@ -26,6 +28,7 @@ from gate.scoring import (
     StimulusScore,
     SuiteScore,
     reliability_of,
+    score_arrays,
 )
 from gate.trials import TrialMessage
 
@@ -62,38 +65,6 @@ def _interval(interval: Interval, level: str, metric: str) -> dict[str, Any]:
         "method": interval.method,
         "confidence": interval.confidence,
         "estimand": ESTIMANDS[(level, metric)],
-    }
-
-
-def _stimulus(
-    s: StimulusScore, more_trials: int | None, reliability: ReliabilityRow | None
-) -> dict[str, Any]:
-    return {
-        "suite": s.suite,
-        "name": s.name,
-        "tags": list(s.tags),
-        "trials": s.trials,
-        "passes": s.passes,
-        "errors": s.errors,
-        "skipped": s.skipped,
-        "outcomes": s.outcomes,
-        "pass_rate": _number(s.pass_rate),
-        "pass_rate_interval": _interval(s.pass_rate_interval, "stimulus", "pass_rate"),
-        "pass_at_k": _number(s.pass_at_k),
-        "pass_at_k_interval": _interval(s.pass_at_k_interval, "stimulus", "pass_at_k"),
-        "pass_hat_k": _number(s.pass_hat_k),
-        "pass_hat_k_plugin": _number(s.pass_hat_k_plugin),
-        "pass_hat_k_interval": _interval(s.pass_hat_k_interval, "stimulus", "pass_hat_k"),
-        "score": _number(s.aggregate_score),
-        "unscored": s.unscored,
-        "flaky": s.flaky,
-        "flakiness": _number(s.flakiness),
-        "flakiness_percent": _number(s.flakiness_percent),
-        "flakiness_band": s.flakiness_band,
-        "reading": s.reading,
-        "more_trials": more_trials,
-        "reliability": None if reliability is None else reliability._asdict(),
-        "messages": [_message(m) for m in s.messages],
     }
 
 
@@ -166,8 +137,75 @@ def _stimuli(outcome: CheckOutcome) -> Iterator[dict[str, Any]]:
     stimuli = outcome.suite.stimuli
     for start in range(0, len(stimuli), STIMULI_PER_PART):
         chunk = stimuli[start : start + STIMULI_PER_PART]
-        for x, reliability in zip(chunk, reliability_of(chunk), strict=True):
-            yield _stimulus(x, more.get((x.suite, x.name)), reliability)
+        yield from _stimulus_entries(chunk, more, reliability_of(chunk))
+
+
+def _stimulus_entries(
+    chunk: Sequence[StimulusScore],
+    more: Mapping[tuple[str, str], int],
+    reliabilities: Sequence[ReliabilityRow | None],
+) -> Iterator[dict[str, Any]]:
+    """The entries of ``chunk``, their numbers read and rounded a column at a time (as
+    :func:`_number` would one by one: 10 decimals)."""
+    arrays = score_arrays(chunk)
+    values = {
+        name: (np.round(a, 10) if a.dtype.kind == "f" else a).tolist()
+        for name, a in arrays.items()
+    }
+    methods = _interval_methods(chunk)
+    for j, (s, reliability) in enumerate(zip(chunk, reliabilities, strict=True)):
+        def interval(name: str, metric: str, j: int = j) -> dict[str, Any]:
+            method, confidence = methods[metric]
+            return {
+                "lo": values[name + "_lo"][j],
+                "hi": values[name + "_hi"][j],
+                "method": method,
+                "confidence": confidence,
+                "estimand": ESTIMANDS[("stimulus", metric)],
+            }
+
+        yield {
+            "suite": s.suite,
+            "name": s.name,
+            "tags": list(s.tags),
+            "trials": values["trials"][j],
+            "passes": values["passes"][j],
+            "errors": values["errors"][j],
+            "skipped": values["skipped"][j],
+            "outcomes": s.outcomes,
+            "pass_rate": values["pass_rate"][j],
+            "pass_rate_interval": interval("pass_rate", "pass_rate"),
+            "pass_at_k": values["pass_at_k"][j],
+            "pass_at_k_interval": interval("pass_at_k", "pass_at_k"),
+            "pass_hat_k": values["pass_hat_k"][j],
+            "pass_hat_k_plugin": values["pass_hat_k_plugin"][j],
+            "pass_hat_k_interval": interval("pass_hat_k", "pass_hat_k"),
+            "score": values["aggregate_score"][j],
+            "unscored": s.unscored,
+            "flaky": 0 < values["passes"][j] < values["trials"][j],
+            "flakiness": values["flakiness"][j],
+            "flakiness_percent": values["flakiness_percent"][j],
+            "flakiness_band": s.flakiness_band,
+            "reading": s.reading,
+            "more_trials": more.get((s.suite, s.name)),
+            "reliability": None if reliability is None else reliability._asdict(),
+            "messages": [_message(m) for m in s.messages],
+        }
+
+
+def _interval_methods(chunk: Sequence[StimulusScore]) -> dict[str, tuple[str, float]]:
+    """Each interval's method and level (one per score, the same for every stimulus)."""
+    first = chunk[0] if chunk else None
+    if first is None:
+        return {}
+    return {
+        metric: (iv.method, iv.confidence)
+        for metric, iv in (
+            ("pass_rate", first.pass_rate_interval),
+            ("pass_at_k", first.pass_at_k_interval),
+            ("pass_hat_k", first.pass_hat_k_interval),
+        )
+    }
 
 
 def _report_without_stimuli(outcome: CheckOutcome) -> dict[str, Any]:

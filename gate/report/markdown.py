@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from gate.compare import Comparison, StimulusRow
 from gate.gates import GateDecision
 from gate.report import wording
 from gate.report.escape import md_text, mermaid_label
-from gate.scoring import StimulusScore, SuiteScore, reliability_of
+from gate.scoring import StimulusScore, SuiteScore, reliability_of, score_arrays
 
 if TYPE_CHECKING:
     from gate.pipeline import CheckOutcome
@@ -53,7 +55,17 @@ def _outcomes(letters: str, limit: int = 20) -> str:
 
 
 def worst_first(stimuli: Sequence[StimulusScore]) -> list[StimulusScore]:
-    return sorted(stimuli, key=lambda s: (s.pass_rate, s.pass_hat_k, -s.flakiness_percent, s.name))
+    """By pass rate, then pass^k, then flakiness (most flaky first), then name."""
+    if not stimuli:
+        return []
+    arrays = score_arrays(stimuli)
+    names = [s.name for s in stimuli]
+    name_rank = np.empty(len(names), dtype=np.int64)  # not a numpy string array: 4 bytes a char
+    name_rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+    order = np.lexsort(
+        (name_rank, -arrays["flakiness_percent"], arrays["pass_hat_k"], arrays["pass_rate"])
+    )
+    return [stimuli[i] for i in order.tolist()]
 
 
 def _escape(text: str) -> str:

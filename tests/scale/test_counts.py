@@ -58,11 +58,11 @@ def test_counts_give_the_verdicts_and_numbers_of_their_trials(
     assert from_counts.gates == from_trials.gates
     assert from_counts.verdict == from_trials.verdict
     # Everything but the trial order is the same, number for number.
-    expected = tuple(dataclasses.replace(s, outcomes="") for s in from_trials.suite.stimuli)
-    assert from_counts.suite.stimuli == expected
-    assert dataclasses.replace(from_counts.suite, stimuli=expected) == dataclasses.replace(
-        from_trials.suite, stimuli=expected
-    )
+    expected = [{**s.as_dict(), "outcomes": ""} for s in from_trials.suite.stimuli]
+    assert [s.as_dict() for s in from_counts.suite.stimuli] == expected
+    assert dataclasses.replace(
+        from_counts.suite, stimuli=from_trials.suite.stimuli
+    ) == dataclasses.replace(from_trials.suite, stimuli=from_trials.suite.stimuli)
 
 
 def test_reports_say_which_metrics_need_trials(trials_and_counts: tuple[Path, Path]) -> None:
