@@ -585,20 +585,43 @@ class _JsonColumns:
     def __init__(self, records: list[dict[str, Any]]) -> None:
         self._records = records
         self._cache: dict[tuple[str, bool], list[Any] | None] = {}
+        # Every top-level key of the block, gathered in C: a key no record has is answered
+        # without a pass over the records.
+        self._keys: set[str] = set().union(*records)
 
     def __call__(self, column: str, top_level: bool = False) -> list[Any] | None:
         key = (column, top_level)
         if key not in self._cache:
             records = self._records
+            found: list[Any] | None
             if "." in column and not top_level:
-                found = [_value_at(r, column) for r in records]
+                found = _path_values(records, column, column in self._keys)
+            elif column not in self._keys:
+                found = None if top_level else [_MISSING] * len(records)
             else:
                 found = [r.get(column, _MISSING) for r in records]
-            if top_level and all(v is _MISSING for v in found):
-                self._cache[key] = None
-            else:
-                self._cache[key] = found
+            if top_level and found is not None and all(v is _MISSING for v in found):
+                found = None
+            self._cache[key] = found
         return self._cache[key]
+
+
+def _path_values(records: list[dict[str, Any]], column: str, literal: bool) -> list[Any]:
+    """:func:`_value_at` of each record (a key named ``column`` first, when some record has
+    one; then the dotted path through JSON objects)."""
+    if literal:
+        return [_value_at(r, column) for r in records]
+    first, *rest = column.split(".")
+    found = []
+    for record in records:
+        value: Any = record.get(first, _MISSING)
+        for part in rest:
+            if not isinstance(value, dict):
+                value = _MISSING
+                break
+            value = value.get(part, _MISSING)
+        found.append(value)
+    return found
 
 
 def _value_at(row: Mapping[str, Any], column: str) -> Any:
