@@ -788,20 +788,30 @@ class TrialTable:
         self._set_rows()
 
         # 2. The rule's inputs: plain records with numpy, the rest one by one.
-        passed = np.array([r.get("passed", rule.UNKNOWN) for r in records], dtype=np.int8)
-        score = np.array([r.get("score", math.nan) for r in records], dtype=np.float64)
+        keys: set[str] = set().union(*records)  # in C: a key no record has costs no pass
+        passed = (
+            np.array([r.get("passed", rule.UNKNOWN) for r in records], dtype=np.int8)
+            if "passed" in keys
+            else np.full(size, rule.UNKNOWN, dtype=np.int8)
+        )
+        score = (
+            np.array([r.get("score", math.nan) for r in records], dtype=np.float64)
+            if "score" in keys
+            else np.full(size, math.nan)
+        )
         status = np.zeros(size, dtype=np.uint8)
         graded = np.full(size, math.nan)
         all_passed = np.zeros(size, dtype=bool)
         category = np.full(size, rule.NO_CATEGORY, dtype=np.int16)
         weight = np.full(size, math.nan)
-        extras.messages = [i for i, r in enumerate(records) if "message" in r]
+        extras.messages = (
+            [i for i, r in enumerate(records) if "message" in r] if "message" in keys else []
+        )
         # One pass finds the few records that need more than that.
-        attention = [
-            i
-            for i, r in enumerate(records)
-            if "status" in r or "graders" in r or "outcome" in r or "tags" in r
-        ]
+        special = keys & {"status", "graders", "outcome", "tags"}
+        attention = (
+            [i for i, r in enumerate(records) if not special.isdisjoint(r)] if special else []
+        )
         for i in attention:
             fields = records[i]
             status[i] = rule.STATUS_CODES[fields.get("status", "ok")]
@@ -817,7 +827,7 @@ class TrialTable:
             if "tags" in fields:
                 extras.tags.append((i, fields["tags"]))
         extras.tags.sort(key=lambda item: item[0])
-        extras.usage = self._batch_usage(records)
+        extras.usage = self._batch_usage(records) if "metadata" in keys else {}
         self._add_columns(
             _Columns(
                 rows=rows,
