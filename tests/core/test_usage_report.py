@@ -5,7 +5,6 @@ checked against numbers computed here from the raw files."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -20,18 +19,10 @@ from gate.report.markdown import render_summary
 from gate.report.terminal import Terminal, render_terminal
 from gate.schemas import validator
 from tests.conftest import EXAMPLES, trials_of
+from tests.metrics.test_usage import type7
 
 PROMPTFOO = Path(__file__).parents[1] / "ingest" / "fixtures" / "promptfoo" / "results.json"
 FAILING = EXAMPLES / "failing"
-
-
-def type7(values: list[float], q: float) -> float:
-    """Hyndman & Fan type 7, written out: h = (n-1)q between the order statistics."""
-    ordered = sorted(values)
-    h = (len(ordered) - 1) * q
-    low = math.floor(h)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (h - low) * (ordered[high] - ordered[low])
 
 
 def native_usage(path: Path) -> dict[str, dict[str, list[float]]]:
