@@ -9,11 +9,12 @@ which quote file names, also :func:`gate.report.escape.log_text`.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 import click
 
@@ -98,7 +99,8 @@ def _parse_map(text: str | None) -> dict[str, str]:
 
 
 def ingest_options(func: F) -> F:
-    """Options that say how to read results (shared by check and validate)."""
+    """Options that say how to read results (shared by check, validate, plan and init); the
+    command receives them as one ``ingest: IngestOptions``."""
     options = [
         click.option(
             "--format",
@@ -136,9 +138,24 @@ def ingest_options(func: F) -> F:
             "trials, or keep the newest file's (by its own start time).",
         ),
     ]
+
+    @functools.wraps(func)
+    def with_ingest(*args: Any, **kwargs: Any) -> Any:
+        kwargs["ingest"] = _ingest(
+            kwargs.pop("format_name"),
+            kwargs.pop("column_map"),
+            kwargs.pop("pass_threshold"),
+            kwargs.pop("scorer"),
+            kwargs.pop("junit_flakefinder"),
+            kwargs.pop("suite"),
+            kwargs.pop("duplicates"),
+        )
+        return func(*args, **kwargs)
+
+    command = cast(F, with_ingest)
     for option in reversed(options):
-        func = option(func)
-    return func
+        command = option(command)
+    return command
 
 
 def gate_options(func: F) -> F:
@@ -334,13 +351,7 @@ def check(
     baseline_format: str | None,
     baseline_map: str | None,
     quiet: bool,
-    format_name: str,
-    column_map: str | None,
-    pass_threshold: float | None,
-    scorer: str | None,
-    junit_flakefinder: bool,
-    suite: str | None,
-    duplicates: str,
+    ingest: IngestOptions,
     **overrides: Any,
 ) -> None:
     """Score RESULTS (files or globs), check the gates and report.
@@ -374,9 +385,6 @@ def check(
                 },
                 input_files(results, baseline, config=config or default),
             )
-        ingest = _ingest(
-            format_name, column_map, pass_threshold, scorer, junit_flakefinder, suite, duplicates
-        )
         request = request_from_options(
             results,
             config=config,
@@ -469,13 +477,7 @@ def plan(
     pilot: tuple[str, ...],
     power: float,
     json_path: str | None,
-    format_name: str,
-    column_map: str | None,
-    pass_threshold: float | None,
-    scorer: str | None,
-    junit_flakefinder: bool,
-    suite: str | None,
-    duplicates: str,
+    ingest: IngestOptions,
     **overrides: Any,
 ) -> None:
     """How many trials per stimulus each gate needs, before the run (by simulation).
@@ -500,20 +502,7 @@ def plan(
             source = "expect"
             pilot_usage = None
         else:
-            rates, pilot_usage = _pilot(
-                pilot,
-                _ingest(
-                    format_name,
-                    column_map,
-                    pass_threshold,
-                    scorer,
-                    junit_flakefinder,
-                    suite,
-                    duplicates,
-                ),
-                gate_config.errors,
-                stimuli,
-            )
+            rates, pilot_usage = _pilot(pilot, ingest, gate_config.errors, stimuli)
             source = "pilot"
         result = make_plan(gate_config, rates, power=power, source=source, pilot_usage=pilot_usage)
     except EvalGateError as error:
@@ -562,13 +551,7 @@ def _pilot(
 def validate(
     files: tuple[str, ...],
     config: str | None,
-    format_name: str,
-    column_map: str | None,
-    pass_threshold: float | None,
-    scorer: str | None,
-    junit_flakefinder: bool,
-    suite: str | None,
-    duplicates: str,
+    ingest: IngestOptions,
 ) -> None:
     """Check that FILES (files or globs) are valid results and --config a valid configuration.
 
@@ -579,9 +562,6 @@ def validate(
 
     if not files and config is None:
         raise click.UsageError("name result FILES, a --config file, or both")
-    options = _ingest(
-        format_name, column_map, pass_threshold, scorer, junit_flakefinder, suite, duplicates
-    )
     try:
         paths = expand(files)
     except EvalGateError as error:
@@ -601,7 +581,7 @@ def validate(
             click.echo(f"ok: {config} (configuration, {plural(count, 'gate')})")
     for path in paths:
         try:
-            table, loaded = load([path], options)
+            table, loaded = load([path], ingest)
         except EvalGateError as error:
             bad += 1
             say(f"invalid: {error}")
@@ -615,11 +595,11 @@ def validate(
         # Each file is valid alone; `check` merges them, which can still fail (a trial
         # given in two files, a suite declared two ways).
         try:
-            load(paths, options)
+            load(paths, ingest)
         except EvalGateError as error:
             raise BadInput(f"the files are valid one by one but not together: {error}") from None
     if gate_config is not None and paths:
-        _evaluate_config(config or "", gate_config, paths, options)
+        _evaluate_config(config or "", gate_config, paths, ingest)
 
 
 def _counted(table: Any, errors: str) -> str:
@@ -681,13 +661,7 @@ def init(
     results: tuple[str, ...],
     output: str | None,
     force: bool,
-    format_name: str,
-    column_map: str | None,
-    pass_threshold: float | None,
-    scorer: str | None,
-    junit_flakefinder: bool,
-    suite: str | None,
-    duplicates: str,
+    ingest: IngestOptions,
 ) -> None:
     """Write a commented gate configuration (.eval-gate.yml).
 
@@ -710,16 +684,7 @@ def init(
             from gate.ingest import load
             from gate.scoring import score_table
 
-            options = _ingest(
-                format_name,
-                column_map,
-                pass_threshold,
-                scorer,
-                junit_flakefinder,
-                suite,
-                duplicates,
-            )
-            table, loaded = load(results, options)
+            table, loaded = load(results, ingest)
             text = suggest(score_table(table), [item.path for item in loaded], name)
         else:
             text = template(name)
