@@ -12,11 +12,9 @@ path is tested against (tests/scale).
 
 from __future__ import annotations
 
-import gc
 import io
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from typing import Any
 
 from gate import limits
@@ -137,34 +135,17 @@ def _strict_record(
     )
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while records stream through.
-
-    A chunk's thousands of fresh dicts trigger collections that scan them all
-    and find nothing: records hold no cycles and are freed by reference count
-    as soon as their chunk is reduced. Pausing saves about 10 % of the reading time.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _read_jsonl(path: str, options: IngestOptions) -> Iterator[Record | TrialBatch]:
     default_suite = options.suite or DEFAULT_SUITE
-    with _collector_paused():
-        for chunk in jsonl_chunks(path, CHUNK_BYTES):
-            if chunk.records is None:
-                for line_number, record in chunk.strict:
-                    yield from _strict_record(record, Provenance(path, line_number), default_suite)
-            else:
-                yield from _reduce_chunk(
-                    path, chunk.first_line, chunk.lines, chunk.records, default_suite
-                )
+    # gate.ingest.load pauses the cycle collector around every reader.
+    for chunk in jsonl_chunks(path, CHUNK_BYTES):
+        if chunk.records is None:
+            for line_number, record in chunk.strict:
+                yield from _strict_record(record, Provenance(path, line_number), default_suite)
+        else:
+            yield from _reduce_chunk(
+                path, chunk.first_line, chunk.lines, chunk.records, default_suite
+            )
 
 
 def _reduce_chunk(
