@@ -177,7 +177,7 @@ def load(
     if table.usage_dropped:
         warnings.warn(
             f"{table.usage_dropped} usage value(s) (cost_usd, duration_s, tokens) are not a "
-            "finite number ≥ 0 and were left out, as if not reported",
+            "number from 0 to 1e12 and were left out, as if not reported",
             UserWarning,
             stacklevel=2,
         )

@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 
 #: Per-trial usage values the table keeps (NaN where a trial reports none).
 USAGE_FIELDS = ("cost_usd", "duration_s", "tokens")
+#: The largest usage value a trial may report (dollars, seconds or tokens): a trillion is
+#: no real trial's, and a million trials of it still sum to a finite float.
+USAGE_MAX = 1e12
 #: Messages kept per stimulus: the first ones read of trials that did not pass.
 MESSAGES_KEPT = 3
 #: Trials added one by one, and small batches, are decided and stored this many at a time.
@@ -77,7 +80,8 @@ class PerTrialDataMissing(ValueError):
 
 def usage_value(field: str, value: Any) -> float | None:
     """A usage value as a float: a number ≥ 0 (``tokens`` also as ``{input, output, total}``:
-    its total, else input + output); ``None`` when absent, NaN when not a finite number ≥ 0."""
+    its total, else input + output); ``None`` when absent, NaN when not a number in
+    [0, :data:`USAGE_MAX`]."""
     if value is None:
         return None
     if field == "tokens" and isinstance(value, Mapping):
@@ -93,7 +97,7 @@ def usage_value(field: str, value: Any) -> float | None:
         number = float(value)
     except OverflowError:
         return math.nan
-    return number if math.isfinite(number) and number >= 0 else math.nan
+    return number if 0 <= number <= USAGE_MAX else math.nan
 
 
 class StimulusTrials:
@@ -375,7 +379,7 @@ class TrialTable:
         self._suites: dict[str, SuiteSpec] = {}
         self._stimuli: dict[tuple[str, str], StimulusTrials] = {}
         self.sources: list[str] = []
-        #: usage values that were not a finite number ≥ 0 (left out, as not reported)
+        #: usage values that were not a number in [0, USAGE_MAX] (left out, as not reported)
         self.usage_dropped = 0
         self._trials = 0
         self._store = SlotStore(_COLUMNS)
@@ -893,7 +897,7 @@ class TrialTable:
         return found
 
     def _usage_column(self, name: str, values: list[Any]) -> npt.NDArray[np.float64] | None:
-        """Usage values as floats (NaN: not given, or not a finite number ≥ 0, which
+        """Usage values as floats (NaN: not given, or not a number in [0, USAGE_MAX], which
         :attr:`usage_dropped` counts); None when none is given."""
         import numpy as np
 
@@ -914,7 +918,7 @@ class TrialTable:
                 return None
             column = np.array([math.nan if u is None else u for u in read], dtype=np.float64)
         with np.errstate(invalid="ignore"):
-            bad = given & (~np.isfinite(column) | (column < 0))
+            bad = given & ~((column >= 0) & (column <= USAGE_MAX))  # NaN and ±inf too
         if bad.any():
             self.usage_dropped += int(np.count_nonzero(bad))
             column[bad] = math.nan

@@ -168,3 +168,18 @@ def test_usage_gates_take_a_suite_and_refuse_a_tag(write_jsonl) -> None:
     )
     with pytest.raises(ConfigError, match="per suite, not per tag"):
         run_check(CheckRequest((str(path),), tagged))
+
+
+def test_absurd_usage_values_are_left_out_with_a_warning_never_a_crash(write_jsonl) -> None:
+    """1e308 dollars twice would overflow the total: values past 1e12 are not reported."""
+    records = trials_of("a", "PP") + trials_of("b", "PF")
+    for record, cost in zip(records, (1e308, 1e308, 0.5, 5e12), strict=True):
+        record["metadata"] = {"cost_usd": cost, "duration_s": 2.0}
+    result = CliRunner().invoke(
+        main, ["check", str(write_jsonl(records)), "--min-pass-rate", "0", "--json", "-"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["usage"]["cost_usd"]["total"] == 0.5
+    assert report["usage"]["cost_usd"]["missing"] == 3
+    assert any("3 usage value(s)" in w and "1e12" in w for w in report["warnings"])
