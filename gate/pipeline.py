@@ -188,6 +188,8 @@ def _usage(
     if trials is None:
         return None, None
     summary = usage_summary(trials, confidence)
+    if summary == (None, None, None):  # every value given was left out (not a usage value)
+        return None, None
     if baseline is None or not baseline.has_usage():
         return summary, None
     before = baseline.usage()
