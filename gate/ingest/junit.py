@@ -47,15 +47,14 @@ from gate.ingest import IngestOptions, Record
 from gate.ingest.duplicates import parse_time
 from gate.ingest.values import message_text, warn
 from gate.reading import open_input, too_large
-from gate.trials import DEFAULT_SUITE, Status, Trial
+from gate.trials import DEFAULT_SUITE, Status, TrialColumns
 
 _REPEAT = re.compile(r"^(?P<base>.+)\[(?:(?P<params>.*)-)?(?P<index>\d+)-(?P<count>\d+)\]$")
 _FLAKEFINDER = re.compile(r"^(?P<base>.+)\[(?P<index>\d+)(?:-(?P<params>.*))?\]$")
 _BLOCK_BYTES = 8 * 1024 * 1024
 
-# How an attempt was written (kept as metadata 'attempt'), and what it means.
+# What an attempt's result element says.
 PASSED, FAILURE, ERROR, SKIPPED, RERUN = 0, 1, 2, 3, 4
-_KINDS = ("passed", "failure", "error", "skipped", "rerun")
 _RESULT_TAGS = {"failure": FAILURE, "error": ERROR, "skipped": SKIPPED}
 _EXTRA_TAGS = ("flakyFailure", "flakyError", "rerunFailure", "rerunError")
 #: the message of an earlier copy that pytest-rerunfailures ran again (written as passed).
@@ -410,7 +409,7 @@ def started(path: str) -> datetime | None:
     return parse_time(found[0]) if found else None
 
 
-def read(path: str, options: IngestOptions) -> Iterator[Record]:
+def read(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
     """Read a JUnit XML report; each attempt of each test is one trial."""
     import numpy as np
 
@@ -476,7 +475,7 @@ def _trials(
     stimulus: Any,
     index: Any,
     rerun: Any,
-) -> Iterator[Trial]:
+) -> Iterator[TrialColumns]:
     import numpy as np
 
     size = len(cases)
@@ -509,65 +508,62 @@ def _trials(
     if extras:
         alone[[number for number, _ in extras]] = False
     kinds, messages, lines = cases.kind, cases.messages, cases.line
-    times, stems, case_stems, case_index = cases.time, cases.stems, cases.stem, cases.index
-    names_written, message_ids = cases.names, cases.message
+    times, message_ids = cases.time, cases.message
     previous, trial = -1, 0
-    # In blocks: numpy's scalars are slow to index one by one, and whole lists of a million
-    # numbers would take 36 MB each.
+    # In blocks of columns: numpy's scalars are slow to index one by one, and whole lists of
+    # a million numbers would take 36 MB each. The table keeps no metadata but usage, so a
+    # trial is its stimulus, index, status, verdict, message, duration and line.
     for start in range(0, len(order), _EMIT_BLOCK):
         block = order[start : start + _EMIT_BLOCK]
         numbers = attempt_case[block].tolist()
         subs = attempt_sub[block].tolist()
         currents = attempt_stimulus[block].tolist()
-        repeats = index[attempt_case[block]].tolist()
         reruns = rerun[attempt_case[block]].tolist()
         lone = alone[attempt_case[block]].tolist()
-        for number, sub, current, repeat, was_rerun, single in zip(
-            numbers, subs, currents, repeats, reruns, lone, strict=True
+        stimuli: list[str] = []
+        trials: list[int] = []
+        statuses: list[Status] = []
+        verdicts: list[bool | None] = []
+        texts: list[str | None] = []
+        durations: list[float | None] = []
+        where: list[int] = []
+        for number, sub, current, was_rerun, single in zip(
+            numbers, subs, currents, reruns, lone, strict=True
         ):
             trial = trial + 1 if current == previous else 0
             previous = current
             if sub:
                 kind, message_id = extras[(number, sub)]
-                written_as = ("flaky" if sub < 0 else "rerun") + (
-                    "Error" if kind == ERROR else "Failure"
-                )
             elif was_rerun:
-                kind, message_id, written_as = RERUN, -1, "rerun"
+                kind, message_id = RERUN, -1
             else:
                 kind, message_id = kinds[number], message_ids[number]
-                written_as = _KINDS[kind]
             status: Status = "error" if kind == ERROR else "skipped" if kind == SKIPPED else "ok"
-            written = names_written.get(number)
-            if written is None:
-                stem = stems[case_stems[number]]
-                at = case_index[number]
-                written = stem.name(at) if at >= 0 else stem.base
-            metadata: dict[str, Any] = {"junit_name": written, "attempt": written_as}
-            if repeat >= 0:
-                metadata["repeat"] = repeat
             seconds = times[number]
-            # A testcase's time covers all attempts it records; split it no further.
-            if seconds == seconds and single:
-                metadata["duration_s"] = seconds
+            stimuli.append(names[current])
+            trials.append(trial)
+            statuses.append(status)
+            verdicts.append(kind == PASSED if status == "ok" else None)
             if kind == RERUN:
-                message: str | None = RERUN_MESSAGE
+                texts.append(RERUN_MESSAGE)
             else:
-                message = messages[message_id] if message_id >= 0 else None
-            yield Trial(
-                names[current],
-                trial,
-                suite,
-                status,
-                kind == PASSED if status == "ok" else None,
-                None,
-                None,
-                (),
-                (),
-                message,
-                metadata,
-                Provenance(path, lines[number]),
-            )
+                texts.append(messages[message_id] if message_id >= 0 else None)
+            # A testcase's time covers all attempts it records; split it no further.
+            durations.append(seconds if seconds == seconds and single else None)
+            where.append(lines[number])
+        count = len(stimuli)
+        yield TrialColumns(
+            file=path,
+            lines=where,
+            stimulus=stimuli,
+            suite=[suite] * count,
+            trial=trials,
+            status=statuses,
+            passed=verdicts,
+            score=[None] * count,
+            message=texts,
+            usage={"duration_s": durations},
+        )
 
 
 def _warn_reruns(path: str, names: list[str], stimulus: Any, rerun: Any, same: Any) -> None:

@@ -208,7 +208,9 @@ def test_a_time_that_is_not_a_finite_number_is_no_duration(tmp_path: Path) -> No
         '<testcase classname="c" name="b" time="nan"/>'
         '<testcase classname="c" name="c" time="0.25"/></testsuite>'
     )
-    durations = [t.metadata.get("duration_s") for t in read(str(path), IngestOptions())]
+    durations = [
+        d for block in read(str(path), IngestOptions()) for d in block.usage["duration_s"]
+    ]
     assert durations == [None, None, 0.25]
 
 
