@@ -12,7 +12,7 @@ from pathlib import Path
 
 from gate.errors import Provenance
 from gate.ingest import IngestOptions, reader
-from gate.trials import Trial, TrialBatch
+from gate.trials import Trial, TrialBatch, TrialColumns
 from tests.ingest.conftest import FIXTURES
 
 
@@ -24,6 +24,8 @@ def _messages(format_name: str, path: Path) -> dict[tuple[str, int], tuple[str, 
         for record in reader(format_name)(str(path), IngestOptions()):
             if isinstance(record, TrialBatch):
                 trials = [record.trial(i) for i in range(len(record.records))]
+            elif isinstance(record, TrialColumns):
+                trials = [record.trial_at(i) for i in range(len(record))]
             else:
                 trials = [record] if isinstance(record, Trial) else []
             for trial in trials:
