@@ -975,14 +975,25 @@ class TrialTable:
             while at.size:
                 chosen = log.choose(owners)
                 empty = False
-                for j in chosen.tolist():
-                    i = int(at[j])
+                picked = at[chosen]
+                trials = (
+                    [exact[i] for i in picked.tolist()]
+                    if exact is not None
+                    else indices[picked].tolist()
+                )
+                for i, owner, index, outcome, where in zip(
+                    picked.tolist(),
+                    owners[chosen].tolist(),
+                    trials,
+                    code[picked].tolist(),
+                    columns.where[picked].tolist(),
+                    strict=True,
+                ):
                     text = columns.message_at(i)
                     if text is None:  # a rendered message that says nothing
                         empty = True
                         continue
-                    index = exact[i] if exact is not None else int(indices[i])
-                    log.add(int(owners[j]), index, int(code[i]), str(text), int(columns.where[i]))
+                    log.add(owner, index, outcome, str(text), where)
                 if not empty:
                     break
                 # It took no room: the stimulus's next message may have it.
