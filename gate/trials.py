@@ -203,7 +203,7 @@ class TrialColumns:
     the array at that JSON pointer (``""``: the root).
 
     ``render``: a message whose text costs more to make than the trial costs to read (tau-bench's
-    reward details, Vally's failed graders) may be given as the tuple of arguments of
+    reward details, tau2's reward breakdown) may be given as the tuple of arguments of
     ``render``, which makes its text (or None: no message) only for the messages the table
     keeps, a few per stimulus, and for :meth:`trial_at`.
     """

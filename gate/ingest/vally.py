@@ -129,7 +129,7 @@ def _row(
         raise InputError(
             "gradeResult is not an object", Provenance(path, line), found=type(grade).__name__
         )
-    message: str | tuple[Any, ...] | None = None
+    message = None
     if status != "ok":
         message = _message(record)
     elif passed is None and score is None:
@@ -139,7 +139,9 @@ def _row(
             expected="gradeResult with passed or score (was the eval run without graders?)",
         )
     elif passed is False or (passed is None and score is not None and score < 1.0):
-        message = (grade,) if type(grade) is dict else None
+        # Made now, not deferred to the table (gate.ingest.blocks): a grade is small to
+        # render, and keeping its objects alive till the block is stored cost more.
+        message = _failure(grade) if type(grade) is dict else None
     # Usage: durationMs and trajectory.metrics.tokenUsage.totalTokens (an integer).
     duration = record.get("durationMs")
     if duration is not None:
@@ -160,7 +162,7 @@ def _row(
 def read(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
     """Read the trial-result records of a Vally results.jsonl, handing them to the table as
     blocks of columns."""
-    rows = Rows(path, usage=("duration_s", "tokens"), render=_failure)
+    rows = Rows(path, usage=("duration_s", "tokens"))
     yield from flushed_first(rows, _blocks(path, options, rows))
 
 
