@@ -462,3 +462,61 @@ def test_messages_rendered_only_for_the_kept_ones(generated: dict[str, Path]) ->
     kept = sum(len(record.trial_messages) for record in table.stimuli.values())
     assert deferred > 100 and 0 < calls <= kept < deferred
     assert np.all([len(r.trial_messages) <= 3 for r in table.stimuli.values()])
+
+
+def _load(paths: list[Path], duplicates: str) -> TrialTable:
+    from gate.ingest import load
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table, _ = load([str(p) for p in paths], IngestOptions(duplicates=duplicates))
+    return table
+
+
+def test_duplicates_pool_and_newest_take_the_blocks_row_by_row(tmp_path: Path) -> None:
+    """--duplicates expands each block into trials: pool numbers a later file's trials on,
+    newest keeps the newer file's trial; each keeps its file, pointer and message."""
+    document = json.loads((FIXTURES / "tau2" / "retail.results.json").read_text())
+    older, newer = tmp_path / "older.json", tmp_path / "newer.json"
+    older.write_text(json.dumps(document))
+    flipped = json.loads(json.dumps(document))
+    flipped["timestamp"] = "2031-01-01T00:00:00"
+    for simulation in flipped["simulations"]:
+        if simulation.get("reward_info"):
+            simulation["reward_info"]["reward"] = 1.0 - simulation["reward_info"]["reward"]
+    newer.write_text(json.dumps(flipped))
+    first, second = list(tau2_reference(older)), list(tau2_reference(newer))
+
+    top: dict[str, int] = {}
+    for trial in first:
+        top[trial.stimulus] = max(top.get(trial.stimulus, -1), trial.trial)
+    pooled = first + [replace(t, trial=t.trial + top[t.stimulus] + 1) for t in second]
+    assert_same(_load([older, newer], "pool"), one_by_one(iter(pooled)))
+
+    taken = {(t.stimulus, t.trial) for t in second}
+    kept = second + [t for t in first if (t.stimulus, t.trial) not in taken]
+    assert_same(_load([older, newer], "newest"), one_by_one(iter(kept)))
+    # Every trial of the older file is superseded: the table is the newer file's alone.
+    assert_same(_load([older, newer], "newest"), one_by_one(tau2_reference(newer)))
+
+
+def test_duplicates_pool_over_vally_and_tau_bench_files(tmp_path: Path) -> None:
+    fixture = FIXTURES / "vally" / "results.jsonl"
+    again = tmp_path / "again.jsonl"
+    again.write_text(fixture.read_text())
+    first, second = list(vally_reference(fixture)), list(vally_reference(again))
+    top: dict[tuple[str, str], int] = {}
+    for trial in first:
+        key = (trial.suite, trial.stimulus)
+        top[key] = max(top.get(key, -1), trial.trial)
+    pooled = first + [replace(t, trial=t.trial + top[(t.suite, t.stimulus)] + 1) for t in second]
+    assert_same(_load([fixture, again], "pool"), one_by_one(iter(pooled)))
+
+    airline = FIXTURES / "tau-bench" / "gpt-4o-airline.trials.json"
+    copy = tmp_path / "airline.json"
+    copy.write_text(airline.read_text())
+    table = _load([airline, copy], "pool")
+    assert len(table) == 400
+    record = table.stimuli[("default", "1")]
+    assert record.indices == list(range(8))
+    assert record.where[5] == Provenance(str(copy), pointer="/51")
