@@ -10,7 +10,7 @@ importable from here too. See docs/scale.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -198,7 +198,14 @@ class TrialColumns:
     call with exactly the result of adding :meth:`trial` of each one by one.
 
     ``passed``/``score``/``outcome``: None where the row gives none; ``usage``: cost_usd,
-    duration_s, tokens (None where not given); ``lines``: where each row starts.
+    duration_s, tokens (None where not given); ``lines``: where each row starts, or, when
+    ``pointer`` is given (the trials are elements of one JSON array), each one's position in
+    the array at that JSON pointer (``""``: the root).
+
+    ``render``: a message whose text costs more to make than the trial costs to read (tau-bench's
+    reward details, tau2's reward breakdown) may be given as the tuple of arguments of
+    ``render``, which makes its text (or None: no message) only for the messages the table
+    keeps, a few per stimulus, and for :meth:`trial_at`.
     """
 
     file: str
@@ -210,12 +217,30 @@ class TrialColumns:
     passed: Sequence[bool | None]
     score: Sequence[float | None]
     outcome: Sequence[str | None] | None = None
-    message: Sequence[str | None] | None = None
+    message: Sequence[str | tuple[Any, ...] | None] | None = None
     tags: Sequence[tuple[str, ...]] | None = None
     usage: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    pointer: str | None = None
+    render: Callable[..., str | None] | None = None
 
     def __len__(self) -> int:
         return len(self.stimulus)
+
+    def message_of(self, i: int) -> str | None:
+        """The message of row ``i`` (rendered when given as ``render``'s arguments)."""
+        if self.message is None:
+            return None
+        message = self.message[i]
+        if isinstance(message, tuple):
+            assert self.render is not None, "a message given as arguments needs render"
+            return self.render(*message)
+        return message
+
+    def where(self, i: int) -> Provenance:
+        """Where row ``i`` was read: its line, or its element's JSON pointer."""
+        if self.pointer is None:
+            return Provenance(self.file, self.lines[i])
+        return Provenance(self.file, pointer=f"{self.pointer}/{self.lines[i]}")
 
     def trial_at(self, i: int) -> Trial:
         """Row ``i`` as a :class:`Trial` (its usage as metadata)."""
@@ -229,9 +254,9 @@ class TrialColumns:
             score=self.score[i],
             outcome=self.outcome[i] if self.outcome is not None else None,
             tags=self.tags[i] if self.tags is not None else (),
-            message=self.message[i] if self.message is not None else None,
+            message=self.message_of(i),
             metadata=metadata,
-            provenance=Provenance(self.file, self.lines[i]),
+            provenance=self.where(i),
         )
 
 

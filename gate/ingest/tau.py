@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -30,6 +29,7 @@ from gate import limits
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import pointer
+from gate.ingest.blocks import BLOCK_TRIALS, Rows, flushed_first
 from gate.ingest.duplicates import parse_time
 from gate.ingest.jsonstream import STREAMED, JsonStream
 from gate.ingest.values import (
@@ -43,7 +43,7 @@ from gate.ingest.values import (
     metadata_number,
     warn,
 )
-from gate.trials import DEFAULT_SUITE, Trial
+from gate.trials import DEFAULT_SUITE, TrialColumns
 
 #: tau-bench's own success tolerance (tau_bench/run.py, tau2 metrics): reward within 1e-6 of 1.
 SUCCESS_TOLERANCE = 1e-6
@@ -130,16 +130,22 @@ def _tau_fields(
     return stimulus, index, json_number(run["reward"], where, "reward")
 
 
-def read_tau(path: str, options: IngestOptions) -> Iterator[Record]:
-    """Read a tau-bench results array (streamed: the file is never held whole)."""
+def read_tau(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
+    """Read a tau-bench results array (streamed: the file is never held whole), handing the
+    trials to the table as blocks of columns."""
+    rows = Rows(path, pointer="", render=tau_info_message)
+    yield from flushed_first(rows, _tau_blocks(path, options, rows))
+
+
+def _tau_blocks(path: str, options: IngestOptions, rows: Rows) -> Iterator[TrialColumns]:
     stream = JsonStream(path, [()])
     suite = options.suite or DEFAULT_SUITE
     bar = options.pass_threshold  # as _passed, inlined: a million calls
     order = Appearance()
     outside = 0
+    append = rows.rows.append
     for piece in stream.pieces():
         for position, run in enumerate(piece.values, piece.start):
-            where = Provenance(path, None, f"/{position}")
             # The usual entry ({"task_id": 3, "reward": 1.0, ..., "trial": 0}) is taken as it
             # is; anything else goes through the checks that name what is wrong.
             task_id = run.get("task_id") if type(run) is dict else None
@@ -148,42 +154,32 @@ def read_tau(path: str, options: IngestOptions) -> Iterator[Record]:
             if type(task_id) is int and type(index) is int and index >= 0 and type(reward) is float:
                 stimulus = str(task_id)
             else:
+                where = Provenance(path, None, f"/{position}")
                 stimulus, index, reward = _tau_fields(run, where, order, suite)
-            outside += not 0.0 <= reward <= 1.0
             info = run.get("info")
             error = info.get("error") if type(info) is dict else None
             if error:
                 # tau-bench stores a run that raised as reward 0 with info.error: the
                 # harness failed, the agent was not tested.
-                yield Trial(
-                    stimulus,
-                    index,
-                    suite,
-                    "error",
-                    message=message_text(error),
-                    metadata={"reward": reward},
-                    provenance=where,
-                )
-                continue
-            passed = (
-                -SUCCESS_TOLERANCE <= reward - 1.0 <= SUCCESS_TOLERANCE
-                if bar is None
-                else (reward >= bar)
-            )
-            yield Trial(
-                stimulus,
-                index,
-                suite,
-                "ok",
-                passed,
-                min(1.0, max(0.0, reward)),
-                None,
-                (),
-                (),
-                None if passed else tau_info_message(reward, info),
-                {"reward": reward},
-                where,
-            )
+                outside += not 0.0 <= reward <= 1.0
+                append((position, stimulus, suite, index, "error", None, None, message_text(error)))
+            elif 0.0 <= reward <= 1.0:
+                if bar is None:
+                    passed = -SUCCESS_TOLERANCE <= reward - 1.0 <= SUCCESS_TOLERANCE
+                else:
+                    passed = reward >= bar
+                message = None if passed else (reward, info)
+                score = reward or 0.0  # as clip_unit: -0.0 scores 0.0
+                append((position, stimulus, suite, index, "ok", passed, score, message))
+            else:
+                outside += 1
+                passed = _passed(reward, options)
+                message = None if passed else (reward, info)
+                append((position, stimulus, suite, index, "ok", passed, clip_unit(reward), message))
+        if len(rows) >= BLOCK_TRIALS:
+            yield rows.columns()
+    if rows:
+        yield rows.columns()
     _tau_root(path, stream)
     _outside(path, outside)
 
@@ -237,22 +233,33 @@ def started_tau2(path: str) -> datetime | None:
     return parse_time(document.get("timestamp")) if isinstance(document, Mapping) else None
 
 
-def read_tau2(path: str, options: IngestOptions) -> Iterator[Record]:
+def read_tau2(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
     """Read a tau2-bench results.json (monolithic, or the directory format's index), streaming
-    its simulations."""
+    its simulations, handing the trials to the table as blocks of columns."""
+    rows = Rows(path, usage=_TAU2_USAGE, render=tau2_message)
+    yield from flushed_first(rows, _tau2_blocks(path, options, rows))
+
+
+#: usage values a simulation gives: (its key, the table's usage name).
+_TAU2_SOURCES = (("duration", "duration_s"), ("agent_cost", "cost_usd"))
+_TAU2_USAGE = tuple(target for _, target in _TAU2_SOURCES)
+
+
+def _tau2_blocks(path: str, options: IngestOptions, rows: Rows) -> Iterator[TrialColumns]:
     stream = JsonStream(path, [("simulations",), ("simulation_index",)])
     order = Appearance()
     outside = 0
     per_task: Counter[str] = Counter()
-    used: tuple[str, ...] | None = None
+    used: str | None = None
     # The suite is the domain, from "info", which tau2 writes before the simulations; trials
     # read before it (a file written otherwise) wait for it.
-    waiting: list[Trial] = []
+    waiting = Rows(path, usage=_TAU2_USAGE)
     for piece in stream.pieces():
         key = piece.pointer.rpartition("/")[2]
         if used is None:
-            used = (key,)
-        elif used != (key,):
+            used = key
+            rows.pointer = waiting.pointer = piece.pointer
+        elif used != key:
             raise InputError(
                 "both simulations and simulation_index list simulations",
                 Provenance(path, pointer=piece.pointer),
@@ -260,16 +267,21 @@ def read_tau2(path: str, options: IngestOptions) -> Iterator[Record]:
                 "the directory format's results.json)",
             )
         suite = _tau2_suite(stream.document, options)
+        append = rows.rows.append
         for position, simulation in enumerate(piece.values, piece.start):
-            where = Provenance(path, pointer=f"{piece.pointer}/{position}")
-            trial = _tau2_trial(simulation, where, key, suite, order, options)
-            per_task[trial.stimulus] += 1
-            if trial.score is not None:
-                outside += trial.metadata["reward"] != trial.score
-            if suite is None:
-                waiting.append(trial)
-            else:
-                yield trial
+            row = _tau2_row(simulation, path, piece.pointer, position, key, suite, order, options)
+            outside += row[-1]
+            if suite is not None:
+                append(row[:-1])
+            else:  # its message made now: the simulation is not kept until the suite is known
+                message = row[7]
+                if type(message) is tuple:
+                    message = tau2_message(*message)
+                waiting.rows.append((*row[:7], message, *row[8:-1]))
+        if len(rows) >= BLOCK_TRIALS:
+            yield _counted(rows.columns(), per_task)
+    if rows:
+        yield _counted(rows.columns(), per_task)
     if not isinstance(stream.document, dict):
         raise InputError(
             "not a tau2-bench results file",
@@ -288,9 +300,9 @@ def read_tau2(path: str, options: IngestOptions) -> Iterator[Record]:
                 expected="an array of simulations (or simulation_index)",
                 found=json_type(simulations),
             )
-    suite = _tau2_suite(document, options) or DEFAULT_SUITE
-    for trial in waiting:
-        yield replace(trial, suite=suite)
+    if waiting:
+        suite = _tau2_suite(document, options) or DEFAULT_SUITE
+        yield _counted(waiting.columns(suite), per_task)
     _outside(path, outside)
     info = document.get("info")
     planned = info.get("num_trials") if isinstance(info, Mapping) else None
@@ -304,61 +316,71 @@ def read_tau2(path: str, options: IngestOptions) -> Iterator[Record]:
             )
 
 
-def _tau2_trial(
+def _counted(columns: TrialColumns, per_task: Counter[str]) -> TrialColumns:
+    per_task.update(columns.stimulus)
+    return columns
+
+
+def _tau2_row(
     simulation: Any,
-    where: Provenance,
+    path: str,
+    array: str,
+    position: int,
     key: str,
     suite: str | None,
     order: Appearance,
     options: IngestOptions,
-) -> Trial:
-    if not isinstance(simulation, dict):
+) -> tuple[Any, ...]:
+    """The row (gate.ingest.blocks) of one simulation, then whether its reward was clipped."""
+    if type(simulation) is not dict:
+        where = Provenance(path, pointer=f"{array}/{position}")
         raise InputError("simulation is not an object", where, found=type(simulation).__name__)
-    stimulus = _task_id(simulation.get("task_id"), where)
+    task_id = simulation.get("task_id")
     trial = simulation.get("trial")
-    # Without a trial index, order of appearance counts per task (the suite is one per file).
-    index = order.next("", stimulus) if trial is None else json_index(trial, where)
     reason = simulation.get("termination_reason")
-    if reason is not None and not isinstance(reason, str):
-        raise InputError(
-            "termination_reason is not a string",
-            where,
-            expected="a termination reason such as user_stop",
-            found=json_found(reason),
-        )
+    duration = simulation.get("duration")
+    cost = simulation.get("agent_cost")
+    # The usual simulation is taken as it is (floats that are finite: x - x is 0.0);
+    # anything else goes through the checks that name what is wrong.
+    if not (
+        type(task_id) is str
+        and task_id
+        and type(trial) is int
+        and trial >= 0
+        and (reason is None or type(reason) is str)
+        and (duration is None or (type(duration) is float and duration - duration == 0.0))
+        and (cost is None or (type(cost) is float and cost - cost == 0.0))
+    ):
+        where = Provenance(path, pointer=f"{array}/{position}")
+        task_id = _task_id(task_id, where)
+        # Without a trial index, order of appearance counts per task (one suite per file).
+        trial = order.next("", task_id) if trial is None else json_index(trial, where)
+        if reason is not None and not isinstance(reason, str):
+            raise InputError(
+                "termination_reason is not a string",
+                where,
+                expected="a termination reason such as user_stop",
+                found=json_found(reason),
+            )
+        duration = metadata_number(duration, where, "duration")
+        cost = metadata_number(cost, where, "agent_cost")
     reward_info = None
     if key == "simulations":
         reward_info = simulation.get("reward_info")
         raw_reward = reward_info.get("reward") if isinstance(reward_info, Mapping) else None
     else:
         raw_reward = simulation.get("reward")
-    metadata: dict[str, Any] = {"termination_reason": reason}
-    for source, target in (("duration", "duration_s"), ("agent_cost", "cost_usd")):
-        value = metadata_number(simulation.get(source), where, source)
-        if value is not None:
-            metadata[target] = value
     if reason in TAU2_ERROR_REASONS or raw_reward is None:
-        return Trial(
-            stimulus=stimulus,
-            trial=index,
-            suite=suite or DEFAULT_SUITE,
-            status="error",
-            message=message_text(
-                f"termination_reason {reason}" + ("" if raw_reward is not None else " (no reward)")
-            ),
-            metadata=metadata,
-            provenance=where,
+        text = message_text(
+            f"termination_reason {reason}" + ("" if raw_reward is not None else " (no reward)")
         )
-    reward = json_number(raw_reward, where, "reward")
-    metadata["reward"] = reward
+        return (position, task_id, suite, trial, "error", None, None, text, duration, cost, 0)
+    if type(raw_reward) is float and raw_reward - raw_reward == 0.0:
+        reward = raw_reward
+    else:
+        reward = json_number(raw_reward, Provenance(path, pointer=f"{array}/{position}"), "reward")
     passed = _passed(reward, options)
-    return Trial(
-        stimulus=stimulus,
-        trial=index,
-        suite=suite or DEFAULT_SUITE,
-        passed=passed,
-        score=clip_unit(reward),
-        message=None if passed else tau2_message(reason, reward, reward_info),
-        metadata=metadata,
-        provenance=where,
-    )
+    score = clip_unit(reward)
+    message = None if passed else (reason, reward, reward_info)
+    return (position, task_id, suite, trial, "ok", passed, score, message, duration, cost,
+            score != reward)  # fmt: skip

@@ -15,8 +15,8 @@ have their JSON types: ``passed`` a boolean, ``score`` a number in [0, 1],
 ``trialIndex`` an integer.
 
 The file is read in chunks of lines parsed by orjson (:func:`gate.ingest._json.jsonl_chunks`);
-consecutive trial-results go to the table as one :class:`~gate.trials.TrialBatch` of native
-trial records, each at its line.
+the trial-results go to the table a few thousand at a time as
+:class:`~gate.trials.TrialColumns` (:mod:`gate.ingest.blocks`), each at its line.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import Any
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import jsonl_chunks
+from gate.ingest.blocks import BLOCK_TRIALS, Rows, flushed_first
 from gate.ingest.values import (
     Appearance,
     json_boolean,
@@ -35,7 +36,7 @@ from gate.ingest.values import (
     message_text,
     metadata_number,
 )
-from gate.trials import DEFAULT_SUITE, Status, TrialBatch
+from gate.trials import DEFAULT_SUITE, Status, TrialColumns
 
 #: integers smaller than this are exact floats (larger ones go through the checks).
 _BIG = 1 << 53
@@ -72,46 +73,11 @@ def _failure(grade: Mapping[str, Any]) -> str | None:
     return message_text("failed: " + "; ".join(failed)) if failed else None
 
 
-def _metadata(record: Mapping[str, Any], path: str, line: int) -> dict[str, Any]:
-    duration = record.get("durationMs")
-    model = record.get("model")
-    item = record.get("itemId")
-    tokens = None
-    trajectory = record.get("trajectory")
-    if type(trajectory) is dict:
-        metrics = trajectory.get("metrics")
-        if type(metrics) is dict:
-            usage = metrics.get("tokenUsage")
-            if type(usage) is dict:
-                tokens = usage.get("totalTokens")
-    if (
-        type(duration) is int
-        and -_BIG < duration < _BIG
-        and type(model) is str
-        and type(tokens) is int
-        and type(item) is str
-    ):  # what Vally writes for a graded trial: one dict made at once
-        return {"duration_s": duration / 1000, "model": model, "tokens": tokens, "item_id": item}
-    metadata: dict[str, Any] = {}
-    if duration is not None:
-        if type(duration) is not float and not (type(duration) is int and -_BIG < duration < _BIG):
-            duration = metadata_number(duration, Provenance(path, line), "durationMs")
-        if duration is not None:
-            metadata["duration_s"] = duration / 1000
-    if type(model) is str:
-        metadata["model"] = model
-    if type(tokens) is int:
-        metadata["tokens"] = tokens
-    if type(item) is str:
-        metadata["item_id"] = item
-    return metadata
-
-
-def _fields(
+def _row(
     record: Any, path: str, line: int, order: Appearance, default_suite: str
-) -> dict[str, Any] | None:
-    """The native trial record (gate/trials.py ``trial_from_fields``) of one line, or None
-    for a record that is no trial-result; an error names the line and the field.
+) -> tuple[Any, ...] | None:
+    """The row (gate.ingest.blocks) of one line, or None for a record that is no trial-result;
+    an error names the line and the field.
 
     Parsed lines are dicts of JSON types: exact type tests take the usual record, and the
     checks that word an error run only when something is unusual.
@@ -149,30 +115,23 @@ def _fields(
             expected="success, error or skipped",
             found=repr(raw_status),
         )
-    fields: dict[str, Any] = {"suite": suite, "stimulus": stimulus, "trial": index}
     grade = record.get("gradeResult")
     passed: bool | None = None
     score: float | None = None
     if type(grade) is dict:
         passed = grade.get("passed")
-        if passed is not None:
-            if type(passed) is not bool:
-                passed = json_boolean(passed, Provenance(path, line), "gradeResult.passed")
-            fields["passed"] = passed
+        if passed is not None and type(passed) is not bool:
+            passed = json_boolean(passed, Provenance(path, line), "gradeResult.passed")
         score = grade.get("score")
-        if score is not None:
-            if type(score) is not float or not 0.0 <= score <= 1.0:
-                score = json_unit_score(score, Provenance(path, line), "gradeResult.score")
-            fields["score"] = score
+        if score is not None and (type(score) is not float or not 0.0 <= score <= 1.0):
+            score = json_unit_score(score, Provenance(path, line), "gradeResult.score")
     elif grade is not None:
         raise InputError(
             "gradeResult is not an object", Provenance(path, line), found=type(grade).__name__
         )
+    message = None
     if status != "ok":
-        fields["status"] = status
         message = _message(record)
-        if message is not None:
-            fields["message"] = message
     elif passed is None and score is None:
         raise InputError(
             "a successful trial-result has no grade",
@@ -180,35 +139,47 @@ def _fields(
             expected="gradeResult with passed or score (was the eval run without graders?)",
         )
     elif passed is False or (passed is None and score is not None and score < 1.0):
+        # Made now, not deferred to the table (gate.ingest.blocks): a grade is small to
+        # render, and keeping its objects alive till the block is stored cost more.
         message = _failure(grade) if type(grade) is dict else None
-        if message is not None:
-            fields["message"] = message
-    fields["metadata"] = _metadata(record, path, line)
-    return fields
+    # Usage: durationMs and trajectory.metrics.tokenUsage.totalTokens (an integer).
+    duration = record.get("durationMs")
+    if duration is not None:
+        if type(duration) is not float and not (type(duration) is int and -_BIG < duration < _BIG):
+            duration = metadata_number(duration, Provenance(path, line), "durationMs")
+        if duration is not None:
+            duration = duration / 1000
+    try:
+        tokens = record["trajectory"]["metrics"]["tokenUsage"]["totalTokens"]
+    except (KeyError, TypeError):  # absent, or not an object on the way
+        tokens = None
+    else:
+        if type(tokens) is not int:
+            tokens = None
+    return (line, stimulus, suite, index, status, passed, score, message, duration, tokens)
 
 
-def read(path: str, options: IngestOptions) -> Iterator[Record | TrialBatch]:
-    """Read the trial-result records of a Vally results.jsonl."""
+def read(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
+    """Read the trial-result records of a Vally results.jsonl, handing them to the table as
+    blocks of columns."""
+    rows = Rows(path, usage=("duration_s", "tokens"))
+    yield from flushed_first(rows, _blocks(path, options, rows))
+
+
+def _blocks(path: str, options: IngestOptions, rows: Rows) -> Iterator[TrialColumns]:
     order = Appearance()
     default_suite = options.suite or DEFAULT_SUITE
+    append = rows.rows.append
     for chunk in jsonl_chunks(path, CHUNK_BYTES):
-        if chunk.records is None:
-            # A line orjson could not be sure of: the strict parser reads the chunk, line by line.
-            for line, record in chunk.strict:
-                fields = _fields(record, path, line, order, default_suite)
-                if fields is not None:
-                    yield TrialBatch([fields], path, first_line=line, suite=fields["suite"])
-            continue
-        # Consecutive trial-results go as one batch; another record type ends the batch.
-        batch: list[dict[str, Any]] = []
-        start = chunk.first_line
-        for line, record in enumerate(chunk.records, chunk.first_line):
-            fields = _fields(record, path, line, order, default_suite)
-            if fields is None:
-                if batch:
-                    yield TrialBatch(batch, path, first_line=start, suite=batch[0]["suite"])
-                batch, start = [], line + 1
-            else:
-                batch.append(fields)
-        if batch:
-            yield TrialBatch(batch, path, first_line=start, suite=batch[0]["suite"])
+        # A chunk orjson could not be sure of is read by the strict parser, line by line.
+        numbered = (
+            chunk.strict if chunk.records is None else enumerate(chunk.records, chunk.first_line)
+        )
+        for line, record in numbered:
+            row = _row(record, path, line, order, default_suite)
+            if row is not None:
+                append(row)
+        if len(rows) >= BLOCK_TRIALS:
+            yield rows.columns()
+    if rows:
+        yield rows.columns()

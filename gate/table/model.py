@@ -26,6 +26,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 from gate import limits
@@ -390,6 +391,7 @@ class TrialTable:
         # Rows of the store: one per stimulus given as trials, in order of first sight.
         self._rows: list[StimulusTrials] = []
         self._row_of: dict[tuple[str, str], int] = {}  # (suite, stimulus) → row, for batches
+        self._suite_rows: dict[str, dict[str, int]] = {}  # the same, suite by suite
         self._scored = np.zeros(0, dtype=bool)
         self._graders = np.zeros(0, dtype=bool)
         # Each row's suite settings, as the rule reads them: pass threshold and best weight.
@@ -464,6 +466,7 @@ class TrialTable:
             record._row = len(self._rows)
             self._rows.append(record)
             self._row_of[(record.suite, record.stimulus)] = record._row
+            self._suite_rows.setdefault(record.suite, {})[record.stimulus] = record._row
         return record._row
 
     def _set_rows(self) -> None:
@@ -626,29 +629,33 @@ class TrialTable:
         if size == 0:
             return
         row_of = self._row_of
-        rows = [row_of.get(key, -1) for key in zip(given.suite, given.stimulus, strict=True)]
+        suite = given.suite[0]
+        of_suite = self._suite_rows.get(suite)
+        rows: list[int | None]
+        if of_suite is not None and given.suite.count(suite) == size:  # one suite: one lookup
+            rows = list(map(of_suite.get, given.stimulus))
+        else:
+            rows = [row_of.get(key) for key in zip(given.suite, given.stimulus, strict=True)]
         stop, error = size, None
-        if -1 in rows:
-            for i in [i for i, row in enumerate(rows) if row < 0]:
+        if None in rows:
+            for i in [i for i, row in enumerate(rows) if row is None]:
                 suite, stimulus = given.suite[i], given.stimulus[i]
                 row = row_of.get((suite, stimulus))
                 if row is None:  # a new stimulus: its row, in order of first sight
                     self.spec(suite)
                     try:
-                        row = self._give_row(
-                            self._record(suite, stimulus), Provenance(given.file, given.lines[i])
-                        )
+                        row = self._give_row(self._record(suite, stimulus), given.where(i))
                     except InputError as caught:
                         stop, error = i, caught
                         break
                 rows[i] = row
         row_array = np.array(rows[:stop], dtype=np.int64)
         self._set_rows()
-        status = np.array([rule.STATUS_CODES[x] for x in given.status[:stop]], dtype=np.uint8)
-        passed = np.array(
-            [rule.UNKNOWN if p is None else p for p in given.passed[:stop]], dtype=np.int8
-        )
-        score = np.array([math.nan if x is None else x for x in given.score[:stop]])
+        status = np.array(list(map(rule.STATUS_CODES.__getitem__, given.status[:stop])), np.uint8)
+        # As floats, None is NaN: UNKNOWN where passed is not given.
+        given_passed = np.array(given.passed[:stop], dtype=np.float64)
+        passed = np.where(np.isnan(given_passed), rule.UNKNOWN, given_passed).astype(np.int8)
+        score = np.array(given.score[:stop], dtype=np.float64)
         category = np.full(stop, rule.NO_CATEGORY, dtype=np.int16)
         weight = np.full(stop, math.nan)
         if given.outcome is not None:
@@ -661,7 +668,7 @@ class TrialTable:
                     category[i], weight[i] = known[key]
         extras = _Extras()
         if given.message is not None:
-            extras.messages = [i for i, m in enumerate(given.message[:stop]) if m]
+            extras.messages = list(compress(range(stop), given.message[:stop]))
         if given.tags is not None:
             extras.tags = [(i, t) for i, t in enumerate(given.tags[:stop]) if t]
         for name, values in given.usage.items():
@@ -686,10 +693,10 @@ class TrialTable:
                     self._bar[row_array],
                     self._best[row_array],
                 ),
-                where=self._packer.pack_lines(given.file, lines, given.trial_at),
+                where=self._packer.pack_lines(given.file, lines, given.trial_at, given.pointer),
                 extras=extras,
                 trial_at=given.trial_at,
-                message_at=lambda i: given.message[i] if given.message is not None else None,
+                message_at=given.message_of,
             )
         )
         if error is not None:
@@ -979,11 +986,34 @@ class TrialTable:
             at = at[code[at] != PASS]
             owners = self._row_owner[rows[at]]
             log = self._message_log
-            for j in log.choose(owners).tolist():
-                i = int(at[j])
-                index = exact[i] if exact is not None else int(indices[i])
-                text = str(columns.message_at(i))
-                log.add(int(owners[j]), index, int(code[i]), text, int(columns.where[i]))
+            while at.size:
+                chosen = log.choose(owners)
+                empty = False
+                picked = at[chosen]
+                trials = (
+                    [exact[i] for i in picked.tolist()]
+                    if exact is not None
+                    else indices[picked].tolist()
+                )
+                for i, owner, index, outcome, where in zip(
+                    picked.tolist(),
+                    owners[chosen].tolist(),
+                    trials,
+                    code[picked].tolist(),
+                    columns.where[picked].tolist(),
+                    strict=True,
+                ):
+                    text = columns.message_at(i)
+                    if text is None:  # a rendered message that says nothing
+                        empty = True
+                        continue
+                    log.add(owner, index, outcome, str(text), where)
+                if not empty:
+                    break
+                # It took no room: the stimulus's next message may have it.
+                left = np.ones(at.size, dtype=bool)
+                left[chosen] = False
+                at, owners = at[left], owners[left]
 
         if error is not None:
             raise error

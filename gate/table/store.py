@@ -85,12 +85,17 @@ class ProvenancePacker:
         return np.array([self.pack(each(i)) for i in range(size)], dtype=np.int64)
 
     def pack_lines(
-        self, file: str, lines: npt.NDArray[np.int64], each: Callable[[int], Any]
+        self,
+        file: str,
+        lines: npt.NDArray[np.int64],
+        each: Callable[[int], Any],
+        pointer: str | None = None,
     ) -> npt.NDArray[np.int64]:
-        """Lines of one file; ``each(i)`` gives the i-th's Provenance when they do not fit."""
+        """Lines of one file (with ``pointer``: positions in the array at that JSON pointer);
+        ``each(i)`` gives the i-th's record (its ``provenance``) when they do not fit."""
         import numpy as np
 
-        source = self.source(file, None)
+        source = self.source(file, None if pointer is None else pointer + "/")
         if source < MAX_SOURCES and (not lines.size or int(lines.max()) <= POS_MASK):
             result: npt.NDArray[np.int64] = ((source + 1) << POS_BITS) | lines
             return result
