@@ -11,8 +11,8 @@ Rewards must be JSON numbers and trial indices JSON integers (``"1.0"`` is
 refused, not read as 1). Both count a trial as a success when
 ``|reward - 1| <= 1e-6``; with
 ``--pass-threshold`` a trial passes when its reward reaches the threshold
-instead. The score is the reward clipped to [0, 1] (the raw reward stays in
-the metadata, and a reward outside [0, 1] is reported).
+instead. The score is the reward clipped to [0, 1] (a reward outside [0, 1] is
+reported: the report's score is the clipped one).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def _outside(path: str, count: int) -> None:
         warn(
             path,
             f"{count} reward(s) outside [0, 1] were clipped to [0, 1] for the score "
-            "(the raw reward is kept as metadata 'reward')",
+            "(pass or fail is decided on the reward as given)",
         )
 
 

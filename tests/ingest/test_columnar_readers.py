@@ -347,7 +347,7 @@ def test_tau_bench_fixture_and_generated_file_give_the_per_trial_table(
     outside = sum(not 0 <= run["reward"] <= 1 for run in json.loads(path.read_text()))
     assert said == [
         f"{outside} reward(s) outside [0, 1] were clipped to [0, 1] for the score "
-        "(the raw reward is kept as metadata 'reward')"
+        "(pass or fail is decided on the reward as given)"
     ]
     assert len(new) == 324 and new.stimuli[("default", "x-2")].indices == [2**70]
     lenient = columnar("tau-bench", path, pass_threshold=0.5)
@@ -366,7 +366,7 @@ def test_tau2_generated_files_give_the_per_trial_table(
     clipped = sum(t.score is not None and t.score != t.metadata.get("reward") for t in reference)
     assert said == [
         f"{clipped} reward(s) outside [0, 1] were clipped to [0, 1] for the score "
-        "(the raw reward is kept as metadata 'reward')"
+        "(pass or fail is decided on the reward as given)"
     ]
     assert len(new) == 180 and new.suite_names() == ["retail"]
     assert new.usage_dropped > 0  # the negative durations and costs
