@@ -213,10 +213,12 @@ class Format:
     reference: str
     options: tuple[str, ...] = ()
     spec: Spec = field(default_factory=lambda: Spec(10_000, 100))
+    #: the generator's version, in the cached file's name
+    version: int = VERSION
 
     def path(self, scale: float) -> Path:
         spec = self.scaled(scale)
-        return DATA / f"{self.name}-{spec.stimuli}x{spec.trials}-v{VERSION}{self.suffix}"
+        return DATA / f"{self.name}-{spec.stimuli}x{spec.trials}-v{self.version}{self.suffix}"
 
     def scaled(self, scale: float) -> Spec:
         return Spec(self.spec.stimuli, max(1, round(self.spec.trials * scale)))
@@ -311,71 +313,70 @@ def best(runs: list[Run]) -> Run:
     return min(runs, key=lambda r: r.seconds)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(formats: list[Format], description: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
-        "--format", action="append", choices=[f.name for f in FORMATS], help="only these"
+        "--format", action="append", choices=[f.name for f in formats], help="only these"
     )
     parser.add_argument(
         "--trials-scale", type=float, default=1.0, help="trials per stimulus x this (quick runs)"
     )
     parser.add_argument("--generate", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    chosen = [f for f in FORMATS if not args.format or f.name in args.format]
+    return parser.parse_args()
 
-    if args.generate:
-        fmt = next(f for f in FORMATS if f.name == args.generate)
-        path = fmt.path(args.trials_scale)
-        tmp = path.with_name(path.name + ".tmp")
-        fmt.write(tmp, fmt.scaled(args.trials_scale))
-        tmp.replace(path)
-        return 0
 
+def generate(formats: list[Format], args: argparse.Namespace) -> int:
+    """The child's work: write one format's file (whole or not at all)."""
+    fmt = next(f for f in formats if f.name == args.generate)
+    path = fmt.path(args.trials_scale)
+    tmp = path.with_name(path.name + ".tmp")
+    fmt.write(tmp, fmt.scaled(args.trials_scale))
+    tmp.replace(path)
+    return 0
+
+
+def prepare(formats: list[Format], args: argparse.Namespace, script: str) -> list[Result]:
+    """The chosen formats' files, generated where missing by ``script --generate`` in a child:
+    the parent stays small, since a child's peak RSS counts the memory of the process it was
+    started from (Linux charges the pre-exec image to it)."""
     DATA.mkdir(parents=True, exist_ok=True)
     results = []
-    for fmt in chosen:
+    for fmt in formats:
+        if args.format and fmt.name not in args.format:
+            continue
         path = fmt.path(args.trials_scale)
         if not path.exists():
-            # In a child: the parent stays small, since a child's peak RSS counts the memory
-            # of the process it was started from (Linux charges the pre-exec image to it).
             started = time.perf_counter()
             subprocess.run(
-                [sys.executable, __file__, "--generate", fmt.name,
+                [sys.executable, script, "--generate", fmt.name,
                  "--trials-scale", str(args.trials_scale)],
                 check=True,
             )  # fmt: skip
             print(f"generated {path.relative_to(ROOT)} in {time.perf_counter() - started:.1f} s")
         results.append(Result(fmt, path))
+    return results
 
+
+def measure_round(results: list[Result], work: Path, first: bool) -> None:
+    """One round: each format's reference parse, then its ``eval-gate check``."""
     python = sys.executable
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)  # no .eval-gate.yml here: the gates are the options below
+    for result in results:
+        result.references.append(
+            measure([python, "-c", result.fmt.reference, str(result.path)], work)
+        )
+        check = [python, "-m", "gate.cli", "check", str(result.path), *result.fmt.options,
+                 "--summary", str(work / "summary.md"), "--json", str(work / "report.json"),
+                 *GATES]  # fmt: skip
+        result.checks.append(measure(check, work))
+        if first:
+            report_file = work / "report.json"
+            result.report_mb = report_file.stat().st_size / 1e6
+            result.report = suite_block(report_file)
 
-        def check(result: Result) -> list[str]:
-            return [python, "-m", "gate.cli", "check", str(result.path), *result.fmt.options,
-                    "--summary", str(work / "summary.md"), "--json", str(work / "report.json"),
-                    *GATES]  # fmt: skip
 
-        # As `make run` does: in the example's folder (its .eval-gate.yml), JSON report too.
-        example = ROOT / "examples" / "failing"
-        small = [python, "-m", "gate.cli", "check", "results.jsonl", "--json", str(work / "f.json")]
-        small_runs: list[Run] = []
-        measure(small, example)  # warm-up: writes the bytecode caches, warms the disk cache
-        for round_ in range(args.rounds):
-            for result in results:
-                result.references.append(
-                    measure([python, "-c", result.fmt.reference, str(result.path)], work)
-                )
-                result.checks.append(measure(check(result), work))
-                if round_ == 0:
-                    report_file = work / "report.json"
-                    result.report_mb = report_file.stat().st_size / 1e6
-                    result.report = suite_block(report_file)
-            for _ in range(3):
-                small_runs.append(measure(small, example))
-
-    tiny = best(small_runs)
+def print_table(results: list[Result]) -> list[tuple[str, bool]]:
+    """The table of every format, and its goals (text, met)."""
     print()
     header = (
         f"{'format':<13} {'trials':>10} {'stimuli':>8} {'file MB':>8} {'reference':<20} "
@@ -403,6 +404,36 @@ def main() -> int:
             (f"{result.fmt.name}: peak RSS {result.peak:.0f} MB (goal <= {GOAL_RSS_MB:.0f} MB)",
              result.peak <= GOAL_RSS_MB)
         )  # fmt: skip
+    return goals
+
+
+def print_goals(goals: list[tuple[str, bool]]) -> int:
+    print()
+    for text, met in goals:
+        print(f"{'met   ' if met else 'MISSED'} {text}")
+    return 0 if all(met for _, met in goals) else 1
+
+
+def main() -> int:
+    args = arguments(FORMATS, __doc__ or "")
+    if args.generate:
+        return generate(FORMATS, args)
+    results = prepare(FORMATS, args, __file__)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)  # no .eval-gate.yml here: the gates are the options below
+        python = sys.executable
+        # As `make run` does: in the example's folder (its .eval-gate.yml), JSON report too.
+        example = ROOT / "examples" / "failing"
+        small = [python, "-m", "gate.cli", "check", "results.jsonl", "--json", str(work / "f.json")]
+        small_runs: list[Run] = []
+        measure(small, example)  # warm-up: writes the bytecode caches, warms the disk cache
+        for round_ in range(args.rounds):
+            measure_round(results, work, round_ == 0)
+            for _ in range(3):
+                small_runs.append(measure(small, example))
+
+    tiny = best(small_runs)
+    goals = print_table(results)
     print(f"\nsmall example (cold start): {tiny.seconds:.3f} s, peak RSS {tiny.rss_mb:.0f} MB")
     for result in results:
         stimuli = int(result.report.get("suite", {}).get("stimuli", 0))  # type: ignore[union-attr]
@@ -416,10 +447,7 @@ def main() -> int:
         (f"small example {tiny.seconds:.3f} s (goal <= {GOAL_SMALL_S} s)",
          tiny.seconds <= GOAL_SMALL_S)
     )  # fmt: skip
-    print()
-    for text, met in goals:
-        print(f"{'met   ' if met else 'MISSED'} {text}")
-    return 0 if all(met for _, met in goals) else 1
+    return print_goals(goals)
 
 
 if __name__ == "__main__":

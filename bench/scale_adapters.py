@@ -23,74 +23,34 @@ is missed. The output has the shape of bench/scale.py's.
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
-import os
-import random
-import subprocess
 import sys
 import tempfile
-import time
 import zipfile
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import NamedTuple
 from xml.sax.saxutils import quoteattr
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "bench" / ".data"
-#: bump when the generated records change, so a stale cache is never measured
+# Run as a script (bench/ is sys.path[0]): the harness, the trials and the goals are
+# bench/scale.py's, so both benchmarks measure and print the same way.
+from scale import (
+    JSON_LOAD,
+    JSON_LOADS_PER_LINE,
+    Format,
+    Row,
+    Spec,
+    arguments,
+    generate,
+    measure_round,
+    prepare,
+    print_goals,
+    print_table,
+    trial_rows,
+)
+
+#: the version of this file's generators, in the cached files' names
 VERSION = 1
-
-GOAL_RATIO = 1.5
-GOAL_RSS_MB = 300.0
-
-#: The gates every check runs (besides the default completed-trials gate).
-GATES = ("--min-pass-hat-k", "0.3", "--max-flakiness", "0.45", "--threshold", "0.4")
-
-
-class Row(NamedTuple):
-    """One generated trial: what every format writes, each in its own way."""
-
-    stimulus: str
-    trial: int
-    status: str  # "ok" or "error"
-    passed: bool
-    score: float
-    duration_s: float
-    tokens: int
-    message: str | None
-
-
-@dataclass(frozen=True)
-class Spec:
-    stimuli: int
-    trials: int
-
-
-def trial_rows(spec: Spec, seed: int = 20240607) -> Iterator[list[Row]]:
-    """Round-major trials (trial 0 of every stimulus, then trial 1, ...), one list per round,
-    as a harness running the whole suite once per round writes them; ~1% errored trials,
-    failures carry a message."""
-    rng = random.Random(seed)
-    rates = [rng.betavariate(0.7, 0.7) for _ in range(spec.stimuli)]
-    for t in range(spec.trials):
-        rows = []
-        for s in range(spec.stimuli):
-            name = f"problem-{s:05d}"
-            if rng.random() < 0.01:
-                rows.append(Row(name, t, "error", False, 0.0, 0.0, 0, "sandbox timed out"))
-                continue
-            passed = rng.random() < rates[s]
-            score = round(rng.random() * 0.3 + (0.7 if passed else 0.0), 3)
-            duration = round(rng.random() * 60, 2)
-            message = None if passed else f"expected 42, got {rng.randint(0, 41)}"
-            rows.append(
-                Row(name, t, "ok", passed, score, duration, rng.randint(200, 9000), message)
-            )
-        yield rows
 
 
 def by_stimulus(spec: Spec) -> list[list[Row]]:
@@ -477,17 +437,6 @@ def write_inspect_eval(path: Path, spec: Spec) -> None:
 
 # -- references: the standard library's plain parse, nothing kept ---------------------------
 
-JSON_LOADS_PER_LINE = """
-import json, sys
-with open(sys.argv[1], encoding="utf-8") as handle:
-    for line in handle:
-        json.loads(line)
-"""
-JSON_LOAD = """
-import json, sys
-with open(sys.argv[1], encoding="utf-8") as handle:
-    json.load(handle)
-"""
 ITERPARSE = """
 import sys
 from xml.etree.ElementTree import iterparse
@@ -502,200 +451,32 @@ with zipfile.ZipFile(sys.argv[1]) as archive:
 """
 
 
-@dataclass(frozen=True)
-class Format:
-    """One format in the benchmark: how to write it, parse it plainly, and check it."""
-
-    name: str
-    suffix: str
-    write: Callable[[Path, Spec], None]
-    reference_name: str
-    reference: str
-    options: tuple[str, ...] = ()
-    spec: Spec = field(default_factory=lambda: Spec(10_000, 100))
-
-    def path(self, scale: float) -> Path:
-        spec = self.scaled(scale)
-        return DATA / f"{self.name}-{spec.stimuli}x{spec.trials}-v{VERSION}{self.suffix}"
-
-    def scaled(self, scale: float) -> Spec:
-        return Spec(self.spec.stimuli, max(1, round(self.spec.trials * scale)))
-
-
+#: this file's formats: their cached files carry this file's VERSION
+_Format = partial(Format, version=VERSION)
 FORMATS: list[Format] = [
-    Format("junit", ".xml", write_junit, "iterparse", ITERPARSE),
-    Format("tau-bench", ".json", write_tau_bench, "json.load", JSON_LOAD),
-    Format("tau-bench-min", ".json", write_tau_bench_min, "json.load", JSON_LOAD),
-    Format("tau2-bench", ".json", write_tau2_bench, "json.load", JSON_LOAD),
-    Format("vally", ".jsonl", write_vally, "json.loads per line", JSON_LOADS_PER_LINE),
-    Format("promptfoo", ".json", write_promptfoo, "json.load", JSON_LOAD,
+    _Format("junit", ".xml", write_junit, "iterparse", ITERPARSE),
+    _Format("tau-bench", ".json", write_tau_bench, "json.load", JSON_LOAD),
+    _Format("tau-bench-min", ".json", write_tau_bench_min, "json.load", JSON_LOAD),
+    _Format("tau2-bench", ".json", write_tau2_bench, "json.load", JSON_LOAD),
+    _Format("vally", ".jsonl", write_vally, "json.loads per line", JSON_LOADS_PER_LINE),
+    _Format("promptfoo", ".json", write_promptfoo, "json.load", JSON_LOAD,
            spec=Spec(1_000, 100)),
-    Format("inspect-json", ".json", write_inspect_json, "json.load", JSON_LOAD,
+    _Format("inspect-json", ".json", write_inspect_json, "json.load", JSON_LOAD,
            spec=Spec(1_000, 100)),
-    Format("inspect-eval", ".eval", write_inspect_eval, "zipfile + json.loads", ZIP_JSON,
+    _Format("inspect-eval", ".eval", write_inspect_eval, "zipfile + json.loads", ZIP_JSON,
            spec=Spec(1_000, 100)),
 ]  # fmt: skip
 
 
-# -- measuring ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Run:
-    seconds: float
-    rss_mb: float
-    code: int
-
-
-#: Children run as an installed eval-gate does: with bytecode caches (pip writes them at
-#: install time), so a PYTHONDONTWRITEBYTECODE in this shell must not make every run compile.
-CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
-def measure(argv: list[str], cwd: Path) -> Run:
-    """Wall time and peak RSS of one child process (os.wait4 gives that child's own rusage)."""
-    start = time.perf_counter()
-    child = subprocess.Popen(
-        argv, cwd=cwd, env=CHILD_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    assert child.stderr is not None
-    errors = child.stderr.read().decode("utf-8", "replace")  # before waiting: never blocks
-    _, status, usage = os.wait4(child.pid, 0)
-    seconds = time.perf_counter() - start
-    child.stderr.close()
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode not in (0, 1, 3):
-        sys.exit(f"{' '.join(argv)} failed ({child.returncode}):\n{errors}")
-    # ru_maxrss is in kilobytes on Linux.
-    return Run(seconds, usage.ru_maxrss / 1024.0, child.returncode)
-
-
-@dataclass
-class Result:
-    fmt: Format
-    path: Path
-    references: list[Run] = field(default_factory=list)
-    checks: list[Run] = field(default_factory=list)
-    report: dict[str, object] = field(default_factory=dict)
-    report_mb: float = 0.0
-
-    @property
-    def ratio(self) -> float:
-        return best(self.checks).seconds / best(self.references).seconds
-
-    @property
-    def peak(self) -> float:
-        return max(r.rss_mb for r in self.checks)
-
-
-SUITE_BLOCK = """
-import json, sys
-with open(sys.argv[1], encoding="utf-8") as handle:
-    print(json.dumps({"suite": json.load(handle)["suite"]}))
-"""
-
-
-def suite_block(report: Path) -> dict[str, object]:
-    """The report's suite block, read in a child (a 100 MB report would grow this process)."""
-    done = subprocess.run(
-        [sys.executable, "-c", SUITE_BLOCK, str(report)], capture_output=True, check=True
-    )
-    block: dict[str, object] = json.loads(done.stdout)
-    return block
-
-
-def best(runs: list[Run]) -> Run:
-    return min(runs, key=lambda r: r.seconds)
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument(
-        "--format", action="append", choices=[f.name for f in FORMATS], help="only these"
-    )
-    parser.add_argument(
-        "--trials-scale", type=float, default=1.0, help="trials per stimulus x this (quick runs)"
-    )
-    parser.add_argument("--generate", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    chosen = [f for f in FORMATS if not args.format or f.name in args.format]
-
+    args = arguments(FORMATS, __doc__ or "")
     if args.generate:
-        fmt = next(f for f in FORMATS if f.name == args.generate)
-        path = fmt.path(args.trials_scale)
-        tmp = path.with_name(path.name + ".tmp")
-        fmt.write(tmp, fmt.scaled(args.trials_scale))
-        tmp.replace(path)
-        return 0
-
-    DATA.mkdir(parents=True, exist_ok=True)
-    results = []
-    for fmt in chosen:
-        path = fmt.path(args.trials_scale)
-        if not path.exists():
-            # In a child: the parent stays small, since a child's peak RSS counts the memory
-            # of the process it was started from (Linux charges the pre-exec image to it).
-            started = time.perf_counter()
-            subprocess.run(
-                [sys.executable, __file__, "--generate", fmt.name,
-                 "--trials-scale", str(args.trials_scale)],
-                check=True,
-            )  # fmt: skip
-            print(f"generated {path.relative_to(ROOT)} in {time.perf_counter() - started:.1f} s")
-        results.append(Result(fmt, path))
-
-    python = sys.executable
+        return generate(FORMATS, args)
+    results = prepare(FORMATS, args, __file__)
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)  # no .eval-gate.yml here: the gates are the options below
-
-        def check(result: Result) -> list[str]:
-            return [python, "-m", "gate.cli", "check", str(result.path), *result.fmt.options,
-                    "--summary", str(work / "summary.md"), "--json", str(work / "report.json"),
-                    *GATES]  # fmt: skip
-
         for round_ in range(args.rounds):
-            for result in results:
-                result.references.append(
-                    measure([python, "-c", result.fmt.reference, str(result.path)], work)
-                )
-                result.checks.append(measure(check(result), work))
-                if round_ == 0:
-                    report_file = work / "report.json"
-                    result.report_mb = report_file.stat().st_size / 1e6
-                    result.report = suite_block(report_file)
-
-    print()
-    header = (
-        f"{'format':<13} {'trials':>10} {'stimuli':>8} {'file MB':>8} {'reference':<20} "
-        f"{'ref s':>6} {'check s':>8} {'ratio':>6} {'peak MB':>8} {'report MB':>9}"
-    )
-    print(header)
-    print("-" * len(header))
-    goals: list[tuple[str, bool]] = []
-    for result in results:
-        suite = result.report.get("suite", {})
-        assert isinstance(suite, dict)
-        ref, full = best(result.references), best(result.checks)
-        trials = int(suite.get("trials", 0)) + int(suite.get("skipped", 0))
-        print(
-            f"{result.fmt.name:<13} {trials:>10,} {int(suite.get('stimuli', 0)):>8,} "
-            f"{result.path.stat().st_size / 1e6:>8.0f} {result.fmt.reference_name:<20} "
-            f"{ref.seconds:>6.2f} {full.seconds:>8.2f} {result.ratio:>6.2f} "
-            f"{result.peak:>8.0f} {result.report_mb:>9.1f}"
-        )
-        goals.append(
-            (f"{result.fmt.name}: check / {result.fmt.reference_name} = {result.ratio:.2f} "
-             f"(goal <= {GOAL_RATIO})", result.ratio <= GOAL_RATIO)
-        )  # fmt: skip
-        goals.append(
-            (f"{result.fmt.name}: peak RSS {result.peak:.0f} MB (goal <= {GOAL_RSS_MB:.0f} MB)",
-             result.peak <= GOAL_RSS_MB)
-        )  # fmt: skip
-    print()
-    for text, met in goals:
-        print(f"{'met   ' if met else 'MISSED'} {text}")
-    return 0 if all(met for _, met in goals) else 1
+            measure_round(results, Path(tmp), round_ == 0)
+    return print_goals(print_table(results))
 
 
 if __name__ == "__main__":

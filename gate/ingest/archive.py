@@ -336,6 +336,13 @@ def zstd_reader(raw: io.RawIOBase, where: Provenance) -> tuple[Any, tuple[type[E
         source = cast(BinaryIO, raw)
         reader = zstandard.ZstdDecompressor().stream_reader(source, read_across_frames=True)
         return reader, (zstandard.ZstdError,)
+    zstd = _stdlib_zstd(where)
+    return zstd.ZstdFile(raw), (zstd.ZstdError, EOFError)
+
+
+def _stdlib_zstd(where: Provenance) -> Any:
+    """Python ≥ 3.14's compression.zstd, or its backport; an error naming the package to
+    install when neither is there."""
     try:
         from compression import zstd
     except ImportError:
@@ -347,22 +354,12 @@ def zstd_reader(raw: io.RawIOBase, where: Provenance) -> tuple[Any, tuple[type[E
                 "zstandard package: pip install zstandard",
                 where,
             ) from None
-    return zstd.ZstdFile(raw), (zstd.ZstdError, EOFError)
+    return zstd
 
 
 def _stdlib_zstd_decompress(raw: bytes, where: Provenance, limit: int) -> bytes:
     """Python ≥ 3.14's compression.zstd, or its backport for older versions."""
-    try:
-        from compression import zstd
-    except ImportError:
-        try:
-            from backports import zstd
-        except ImportError:
-            raise InputError(
-                "this Inspect log is compressed with zstd (zip method 93), which needs the "
-                "zstandard package: pip install zstandard",
-                where,
-            ) from None
+    zstd = _stdlib_zstd(where)
     try:
         # ZstdFile reads across frames and stops where asked: never more than limit + 1.
         with zstd.ZstdFile(io.BytesIO(raw)) as stream:
