@@ -685,7 +685,12 @@ def init(
             from gate.scoring import score_table
 
             table, loaded = load(results, ingest)
-            text = suggest(score_table(table), [item.path for item in loaded], name)
+            usage = None
+            if table.has_usage() and (trials := table.usage()) is not None:
+                from gate.metrics.usage import usage_summary
+
+                usage = usage_summary(trials)
+            text = suggest(score_table(table), [item.path for item in loaded], name, usage)
         else:
             text = template(name)
         if to_stdout:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from gate.config import DEFAULT_CONFIG_FILE, DEFAULT_GATE_TARGET
 from gate.metrics import Interval
+from gate.metrics.usage import UsageSummary
 from gate.scoring import SuiteScore
 
 #: reference 001, "Choosing runs and thresholds".
@@ -269,8 +270,53 @@ def _score_gate(suite: SuiteScore) -> TemplateGate:
     )
 
 
+def _ceil_significant(value: float, digits: int = 2) -> float:
+    """``value`` rounded up to ``digits`` significant digits (0.01234 → 0.013)."""
+    if value <= 0:
+        return 0.0
+    step = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
+    return float(f"{math.ceil(value / step - 1e-9) * step:.{digits}g}")
+
+
+#: a suggested usage gate's headroom over today's value (or today's upper bound)
+USAGE_HEADROOM = 1.25
+
+
+def _usage_gate(usage: UsageSummary | None) -> TemplateGate | None:
+    """Cost per trial and p95 duration gates with 25% headroom over today (inactive: a
+    budget is the team's to set)."""
+    if usage is None:
+        return None
+    cost, duration, _ = usage
+    why: list[str] = []
+    yaml: list[str] = ["metric:"]
+    if cost is not None:
+        interval = cost.mean_per_trial_interval
+        top = interval.hi if interval is not None else cost.mean_per_trial
+        target = _ceil_significant(top * USAGE_HEADROOM)
+        seen = f"Observed cost per trial ${cost.mean_per_trial:.3g}"
+        if interval is not None:
+            seen += f" ({interval.confidence:.0%} interval up to ${interval.hi:.3g})"
+        why.append(f"{seen}; the max leaves 25% headroom.")
+        yaml += ["  - metric: cost_usd.mean_per_trial", f"    max: {target:g}   # US dollars"]
+        if interval is not None:
+            yaml.append("    bound: upper   # decided on the interval's upper end")
+    if duration is not None:
+        target = _ceil_significant(duration.p95 * USAGE_HEADROOM)
+        why.append(
+            f"Observed p95 trial duration {duration.p95:.3g} s; the max leaves 25% headroom."
+        )
+        yaml += ["  - metric: duration_s.p95", f"    max: {target:g}   # seconds"]
+    if len(yaml) == 1:
+        return None
+    return TemplateGate(tuple(why), tuple(yaml))
+
+
 def suggest(
-    suite: SuiteScore, sources: Sequence[str], config_name: str = DEFAULT_CONFIG_FILE
+    suite: SuiteScore,
+    sources: Sequence[str],
+    config_name: str = DEFAULT_CONFIG_FILE,
+    usage: UsageSummary | None = None,
 ) -> str:
     """Gates suggested from scored results, each of which passes on them.
 
@@ -286,7 +332,9 @@ def suggest(
       end would leave about half the re-runs inconclusive.
     - ``max_flakiness`` when k ≥ 2: the worst stimulus's flakiness rounded up to a whole
       percent; 0 when no stimulus is flaky.
-    - every other kind is shown commented out, with today's value where there is one.
+    - every other kind is shown commented out, with today's value where there is one;
+      with ``usage`` (the results report cost or duration), cost per trial and p95
+      duration gates with 25% headroom over today's (upper bound of the) value.
     """
     k = suite.k
     named = [comment_text(path) for path in sources[:NAMED_FILES]]
@@ -362,6 +410,9 @@ def suggest(
         (template_gates()["max_regression"], False),
         (template_gates()["min_improvement"], False),
     ]
+    budget = _usage_gate(usage)
+    if budget is not None:
+        gates.append((budget, False))
     active = [g for g, on in gates if on]
     if not active:
         lines += [

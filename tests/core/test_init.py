@@ -398,3 +398,34 @@ def test_validate_refuses_hostile_configuration_files_without_a_traceback(tmp_pa
     checked = invoke("check", str(EXAMPLES / "failing" / "results.jsonl"), "--config", str(fifo))
     assert checked.exit_code == 2
     assert f"Error: cannot read the configuration: {fifo}: a named pipe (FIFO)" in checked.stderr
+
+
+def test_results_with_cost_and_duration_suggest_budget_gates_that_pass_on_them(
+    workdir: Path,
+) -> None:
+    """examples/passing reports cost and duration: init suggests (inactive) cost per trial
+    and p95 duration gates at 25% over today, which pass on these results once active."""
+    results = EXAMPLES / "passing" / "results.json"
+    written = invoke("init", str(results), "--output", "-")
+    assert written.exit_code == 0, written.output
+    text = written.stdout
+    start = text.index("  # metric:")
+    block = [line.replace("  # ", "  ", 1) for line in text[start:].splitlines()]
+    assert block[:2] == ["  metric:", "    - metric: cost_usd.mean_per_trial"]
+    config = workdir / "budget.yml"
+    config.write_text("version: 1\ngates:\n" + "\n".join(block) + "\n", encoding="utf-8")
+    checked = invoke("check", str(results), "--config", str(config), "--json", "-")
+    report = json.loads(checked.stdout)
+    cost, p95 = report["gates"][:2]
+    # 25% over the upper bound (cost) and over today's p95, rounded up to 2 digits.
+    assert cost["target"] == config_template._ceil_significant(cost["upper"] * 1.25)
+    assert p95["target"] == config_template._ceil_significant(p95["value"] * 1.25)
+    assert (cost["decision"], p95["decision"]) == ("pass", "pass")
+    assert checked.exit_code == 0
+
+
+def test_ceil_significant_rounds_up_to_two_digits() -> None:
+    assert config_template._ceil_significant(0.01234) == 0.013
+    assert config_template._ceil_significant(47.9) == 48
+    assert config_template._ceil_significant(120.0) == 120
+    assert config_template._ceil_significant(0.0) == 0.0
