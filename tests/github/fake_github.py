@@ -17,9 +17,12 @@ import argparse
 import json
 import os
 import re
+import socket
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -28,6 +31,46 @@ from urllib.parse import parse_qs, urlsplit
 INTEGRATION_DENIED = "Resource not accessible by integration"
 DOCS = "https://docs.github.com/rest"
 
+
+
+@contextmanager
+def dripping_api(every: float = 0.5, length: int = 100_000) -> Iterator[str]:
+    """A server on loopback that answers every request with an endless-looking header, one
+    byte every ``every`` seconds (``length`` bytes): each read gets a byte long before any
+    per-read timeout, so only a deadline can stop a client."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    stop = threading.Event()
+
+    def drip(connection: socket.socket) -> None:
+        with connection:
+            try:
+                connection.recv(65536)
+                for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * length:
+                    if stop.wait(every):
+                        return
+                    connection.sendall(bytes([byte]))
+            except OSError:
+                return
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                continue
+            threading.Thread(target=drip, args=(connection,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
 
 @dataclass
 class Recorded:

@@ -14,7 +14,7 @@ from gate.github.api import ApiError, GitHubApi, next_link
 from gate.github.inputs import Secret
 from tests.github.conftest import AUTH, Sleeps, assert_requests
 from tests.github.contract import REPOSITORY, TOKEN
-from tests.github.fake_github import FakeGitHub
+from tests.github.fake_github import FakeGitHub, dripping_api
 
 COMMENTS = f"/repos/{REPOSITORY}/issues/7/comments"
 
@@ -239,40 +239,10 @@ def test_api_url_must_be_http() -> None:
 
 @pytest.fixture
 def dripping_server() -> Iterator[str]:
-    """Answers every request, but one byte every 0.2 s and without end: each read gets a
-    byte long before any per-read timeout, so only a deadline can stop the client."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    stop = threading.Event()
-
-    def drip(connection: socket.socket) -> None:
-        with connection:
-            connection.recv(65536)
-            answer = b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 10_000
-            for byte in answer:
-                if stop.wait(0.2):
-                    return
-                try:
-                    connection.sendall(bytes([byte]))
-                except OSError:
-                    return
-
-    def accept() -> None:
-        listener.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                connection, _ = listener.accept()
-            except OSError:
-                continue
-            threading.Thread(target=drip, args=(connection,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    stop.set()
-    thread.join()
-    listener.close()
+    """One byte every 0.2 s and without end (for the test's length): only a deadline stops
+    the client."""
+    with dripping_api(every=0.2, length=10_000) as url:
+        yield url
 
 
 def test_a_server_that_drips_bytes_is_given_up_at_the_deadline(

@@ -24,7 +24,6 @@ import time
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -315,44 +314,6 @@ def environ_copy(token: str = TOKEN) -> bytes:
     """What /proc/self/environ holds in a runner: NUL-separated NAME=VALUE, the token too."""
     variables = {"PATH": "/usr/bin", "INPUT_GITHUB_TOKEN": token, "GITHUB_TOKEN": token}
     return b"\0".join(f"{k}={v}".encode() for k, v in variables.items()) + b"\0"
-
-
-@contextmanager
-def dripping_api() -> Iterator[str]:
-    """A GitHub API on loopback that answers one byte every 0.5 s, forever."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    stop = threading.Event()
-
-    def drip(connection: socket.socket) -> None:
-        with connection:
-            try:
-                connection.recv(65536)
-                for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 100_000:
-                    if stop.wait(0.5):
-                        return
-                    connection.sendall(bytes([byte]))
-            except OSError:
-                return
-
-    def accept() -> None:
-        listener.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                connection, _ = listener.accept()
-            except OSError:
-                continue
-            threading.Thread(target=drip, args=(connection,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join()
-        listener.close()
 
 
 # -- the probes --------------------------------------------------------------------------------

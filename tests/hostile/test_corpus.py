@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.corpus import MEMORY_LIMIT, TIME_LIMIT, TOKEN, Probe, dripping_api, probes, run
+from tests.github.fake_github import dripping_api
+from tests.hostile.corpus import MEMORY_LIMIT, TIME_LIMIT, TOKEN, Probe, probes, run
 
 PROBES = {probe.name: probe for probe in probes()}
 #: the token as it might leak: raw, in base64 (basic auth), and any long piece of it.
