@@ -244,12 +244,10 @@ def _plan_gate(spec: GateSpec, config: GateConfig, rates: np.ndarray, power: flo
         rule: IntervalRule | PrecisionRule | PointRule = PrecisionRule(
             metric, k, spec.target, level, config.interval, spec.scope
         )
-        wanted = None
     elif spec.bound != "estimate" and spec.metric in INTERVAL_METRICS:
         rule = IntervalRule(
             metric, k, spec.target, spec.direction, level, config.interval, spec.scope
         )
-        wanted = None
     else:
         point_metric = "flakiness" if spec.kind == "max_flakiness" else spec.metric
         target = spec.target
@@ -261,35 +259,35 @@ def _plan_gate(spec: GateSpec, config: GateConfig, rates: np.ndarray, power: flo
         expected = rule.decide_values(truth[None, :]).outcome[0]
         if spec.scope == "suite" and abs(float(np.mean(truth)) - target) < 1e-12:
             return GatePlan(spec, "agree", None, reason="on target")
-        wanted = int(expected)
-
-        def evaluate_point(n: np.ndarray, c: np.ndarray) -> np.ndarray:
-            return rule.evaluate(n, c).outcome
-
-        numbers = _search(lambda n: _probability(evaluate_point, rates, n, wanted), power, degree)
-        return GatePlan(
-            spec,
-            "agree",
-            numbers.trials,
-            probability=numbers.probability,
-            probability_smaller=numbers.probability_smaller,
-            expected_outcome="pass" if wanted == PASS else "fail",
-            reason=None if numbers.trials is not None else "unreachable",
-        )
+        return _searched(spec, rule, rates, power, degree, int(expected))
     suite_value = float(np.mean(_truth(metric, rates, k)))
     if spec.scope == "suite" and rule_is_interval(rule) and abs(suite_value - spec.target) < 1e-12:
         return GatePlan(spec, "decide", None, reason="on target")
+    return _searched(spec, rule, rates, power, degree, None)
+
+
+def _searched(
+    spec: GateSpec,
+    rule: IntervalRule | PointRule | PrecisionRule,
+    rates: np.ndarray,
+    power: float,
+    degree: int,
+    wanted: int | None,
+) -> GatePlan:
+    """The plan of ``rule``: the trials at which it is decided (``wanted`` None) or gives
+    the ``wanted`` verdict (a point-estimate gate) with probability ≥ ``power``."""
 
     def evaluate(n: np.ndarray, c: np.ndarray) -> np.ndarray:
         return rule.evaluate(n, c).outcome
 
-    numbers = _search(lambda n: _probability(evaluate, rates, n, None), power, degree)
+    numbers = _search(lambda n: _probability(evaluate, rates, n, wanted), power, degree)
     return GatePlan(
         spec,
-        "decide",
+        "decide" if wanted is None else "agree",
         numbers.trials,
         probability=numbers.probability,
         probability_smaller=numbers.probability_smaller,
+        expected_outcome=None if wanted is None else "pass" if wanted == PASS else "fail",
         reason=None if numbers.trials is not None else "unreachable",
     )
 
