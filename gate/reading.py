@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from functools import cache
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from gate import limits
 from gate.errors import InputError, Provenance
@@ -147,14 +147,26 @@ def open_input(
         raise
 
 
+class Reads(Protocol):
+    """Anything read in blocks: a binary file, an archive member being unpacked."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+def read_block(handle: Reads, size: int, where: Provenance) -> bytes:
+    """Up to ``size`` bytes of ``handle``; a read error (EIO, a vanished mount) is an
+    :class:`InputError` at ``where``."""
+    try:
+        return handle.read(size)
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror}", where) from None
+
+
 def read_whole(path: str, limit: Limit = limits.DOCUMENT_BYTES, *, confine: bool = True) -> bytes:
     """The whole content of ``path``, at most ``limit`` bytes of it (else an error)."""
     maximum = limit.value()
     with open_input(path, limit, confine=confine) as handle:
-        try:
-            data = handle.read(maximum + 1)
-        except OSError as error:
-            raise InputError(f"cannot read: {error.strerror}", Provenance(path)) from None
+        data = read_block(handle, maximum + 1, Provenance(path))
     if len(data) > maximum:  # it grew while we read
         raise too_large(Provenance(path), limit, None, "the file")
     return data
@@ -163,10 +175,7 @@ def read_whole(path: str, limit: Limit = limits.DOCUMENT_BYTES, *, confine: bool
 def read_head(path: str, size: int) -> bytes:
     """The first ``size`` bytes of ``path`` (a format sniff)."""
     with open_input(path) as handle:
-        try:
-            return handle.read(size)
-        except OSError as error:
-            raise InputError(f"cannot read: {error.strerror}", Provenance(path)) from None
+        return read_block(handle, size, Provenance(path))
 
 
 def line_blocks(
@@ -182,10 +191,7 @@ def line_blocks(
     pending: list[bytes] = []  # the start of a line longer than a block, piece by piece
     pending_size = 0
     while True:
-        try:
-            block = handle.read(size)
-        except OSError as error:
-            raise InputError(f"cannot read: {error.strerror}", Provenance(path)) from None
+        block = read_block(handle, size, Provenance(path))
         if not block:
             break
         cut = block.rfind(b"\n") + 1

@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
-from gate.errors import InputError, Provenance
+from gate.errors import Provenance
+from gate.reading import read_block
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,10 +76,7 @@ def scan(
     deepest = values = 0
     offset = 0
     while True:
-        try:
-            data = handle.read(block)
-        except OSError as error:
-            raise InputError(f"cannot read: {error.strerror}", Provenance(path)) from None
+        data = read_block(handle, block, Provenance(path))
         if not data:
             break
         raw = np.frombuffer(data, dtype=np.uint8)

@@ -37,7 +37,7 @@ import orjson
 from gate import limits
 from gate.errors import InputError, Provenance
 from gate.ingest import _json
-from gate.reading import json_values_exceed, open_input, too_large
+from gate.reading import json_values_exceed, open_input, read_block, too_large
 
 #: bytes read from the file at a time.
 BLOCK_BYTES = 4 * 1024 * 1024
@@ -209,10 +209,7 @@ class JsonStream:
         target = max(at_least, size + min(max(size, BLOCK_BYTES), _GROWTH_BYTES))
         parts = [self._buffer]
         while size < target:
-            try:
-                block = self._handle.read(target - size)
-            except OSError as error:
-                raise InputError(f"cannot read: {error.strerror}", self._where()) from None
+            block = read_block(self._handle, target - size, self._where())
             if not block:
                 self._eof = True
                 break
