@@ -206,19 +206,6 @@ def spec_label(
     """A gate's name from its configuration (the plan names gates before any data)."""
     if spec.kind == COMPLETED_TRIALS:
         return "at least one trial completed without error"
-    if spec.kind == "metric":
-        label = escape(spec.label) if spec.label else spec.resolved.label()
-        suite = f"suite {escape(spec.suite)}" if spec.suite is not None else "suite"
-        where = suite if spec.scope == "suite" else "every stimulus"
-        if spec.tag:
-            where += f" tagged {escape(spec.tag)}"
-        if spec.suite is not None and spec.scope == "stimuli":
-            where += f" of {suite}"
-        sign = "≥" if spec.direction == "min" else "≤"
-        level = pct(confidence) if confidence is not None else ""
-        how = f"{level} interval" if on_interval else "point estimate"
-        return f"{label} {sign} {spec.target:g} ({where}, {how})"
-    metric = metric_label(spec.metric, k, spec.estimator)
     suite = f"suite {escape(spec.suite)}" if spec.suite is not None else "suite"
     where = suite if spec.scope == "suite" else "every stimulus"
     if spec.tag:
@@ -226,6 +213,12 @@ def spec_label(
     if spec.suite is not None and spec.scope == "stimuli":
         where += f" of {suite}"
     level = pct(confidence) if confidence is not None else ""
+    sign = "≥" if spec.direction == "min" else "≤"
+    how = f"{level} interval" if on_interval else "point estimate"
+    if spec.kind == "metric":  # decided once, never on a confidence sequence
+        label = escape(spec.label) if spec.label else spec.resolved.label()
+        return f"{label} {sign} {spec.target:g} ({where}, {how})"
+    metric = metric_label(spec.metric, k, spec.estimator)
     if spec.kind in ("max_regression", "min_improvement"):
         among = f", stimuli tagged {escape(spec.tag)}" if spec.tag else ""
         if spec.suite is not None:
@@ -249,8 +242,6 @@ def spec_label(
         return f"{level} {what} half-width of {metric} ≤ {spec.target:g} ({where})"
     if spec.kind == "max_flakiness":
         return f"flakiness ≤ {pct(spec.target)} ({where}, point estimate)"
-    sign = "≥" if spec.direction == "min" else "≤"
-    how = f"{level} interval" if on_interval else "point estimate"
     if sequential:
         how = f"{level} confidence sequence"
     default = ", default gate" if spec.default else ""
