@@ -274,6 +274,18 @@ class TrialMessage:
     trial: int | None = None
     where: Provenance | None = None
 
+    def as_record(self) -> dict[str, Any]:
+        """The message as JSON fields (the report's, and a counts file's)."""
+        where = self.where
+        return {
+            "trial": self.trial,
+            "outcome": self.outcome,
+            "text": self.text,
+            "file": where.file if where else None,
+            "line": where.line if where else None,
+            "pointer": where.pointer if where else None,
+        }
+
 
 _TABLE_NAMES = {
     "TrialTable": "gate.table",

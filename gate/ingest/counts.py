@@ -146,16 +146,8 @@ def _message(given: str | Mapping[str, Any]) -> str | TrialMessage:
 
 
 def _message_record(message: TrialMessage) -> dict[str, Any]:
-    where = message.where
-    fields = {
-        "text": message.text,
-        "trial": message.trial,
-        "outcome": message.outcome,
-        "file": where.file if where else None,
-        "line": where.line if where else None,
-        "pointer": where.pointer if where else None,
-    }
-    return {key: value for key, value in fields.items() if value is not None}
+    """A counts row's message: the report's fields, those with a value."""
+    return {key: value for key, value in message.as_record().items() if value is not None}
 
 
 def counts_rows(table: TrialTable) -> Iterator[dict[str, Any]]:

@@ -30,7 +30,6 @@ from gate.scoring import (
     reliability_of,
     score_arrays,
 )
-from gate.trials import TrialMessage
 
 if TYPE_CHECKING:
     from gate.pipeline import CheckOutcome
@@ -65,18 +64,6 @@ def _interval(interval: Interval, level: str, metric: str) -> dict[str, Any]:
         "method": interval.method,
         "confidence": interval.confidence,
         "estimand": ESTIMANDS[(level, metric)],
-    }
-
-
-def _message(message: TrialMessage) -> dict[str, Any]:
-    where = message.where
-    return {
-        "trial": message.trial,
-        "outcome": message.outcome,
-        "text": message.text,
-        "file": where.file if where else None,
-        "line": where.line if where else None,
-        "pointer": where.pointer if where else None,
     }
 
 
@@ -189,7 +176,7 @@ def _stimulus_entries(
             "reading": s.reading,
             "more_trials": more.get((s.suite, s.name)),
             "reliability": None if reliability is None else reliability._asdict(),
-            "messages": [_message(m) for m in s.messages],
+            "messages": [m.as_record() for m in s.messages],
         }
 
 
