@@ -526,7 +526,7 @@ def _pilot(
     """Each pilot stimulus's pass rate c/n (with --stimuli, repeated in order to that many),
     and the pilot's cost and duration per trial when its trials report them."""
     from gate.ingest import load
-    from gate.metrics.usage import usage_summary
+    from gate.pipeline import table_usage
 
     table, _ = load(patterns, options)
     summary = table.summary(errors == "fail")
@@ -534,10 +534,8 @@ def _pilot(
     if not rates:
         raise BadInput("the pilot has no counted trial")
     count = stimuli or len(rates)
-    trials = table.usage() if table.has_usage() else None
-    return [rates[i % len(rates)] for i in range(count)], (
-        usage_summary(trials) if trials is not None else None
-    )
+    found = table_usage(table)
+    return [rates[i % len(rates)] for i in range(count)], found[1] if found else None
 
 
 @main.command()
@@ -682,14 +680,12 @@ def init(
     try:
         if results:
             from gate.ingest import load
+            from gate.pipeline import table_usage
             from gate.scoring import score_table
 
             table, loaded = load(results, ingest)
-            usage = None
-            if table.has_usage() and (trials := table.usage()) is not None:
-                from gate.metrics.usage import usage_summary
-
-                usage = usage_summary(trials)
+            found = table_usage(table)
+            usage = found[1] if found else None
             text = suggest(score_table(table), [item.path for item in loaded], name, usage)
         else:
             text = template(name)

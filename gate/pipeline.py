@@ -17,7 +17,7 @@ from gate.config import GateConfig, load_config
 from gate.errors import ConfigError
 from gate.gates import GateDecision, Outcome, decide_gates, verdict_of
 from gate.ingest import IngestOptions, LoadedInput, load
-from gate.metrics.usage import UsageComparison, UsageSummary
+from gate.metrics.usage import TrialUsage, UsageComparison, UsageSummary
 from gate.scoring import SuiteScore, score_table
 from gate.table import TrialTable
 
@@ -176,20 +176,30 @@ def run_check(request: CheckRequest) -> CheckOutcome:
     )
 
 
+def table_usage(
+    table: TrialTable, confidence: float = 0.95
+) -> tuple[TrialUsage, UsageSummary] | None:
+    """The per-trial usage of ``table`` and its summary; None when no trial reports a usage
+    value (or every value given was left out as no usage value)."""
+    from gate.metrics.usage import usage_summary
+
+    trials = table.usage() if table.has_usage() else None
+    if trials is None:
+        return None
+    summary = usage_summary(trials, confidence)
+    return None if summary == (None, None, None) else (trials, summary)
+
+
 def _usage(
     table: TrialTable, baseline: TrialTable | None, confidence: float
 ) -> tuple[UsageSummary | None, UsageComparison | None]:
     """The results' usage block and, with a baseline that reports usage too, the changes."""
-    from gate.metrics.usage import usage_change, usage_summary
+    from gate.metrics.usage import usage_change
 
-    if not table.has_usage():
+    found = table_usage(table, confidence)
+    if found is None:
         return None, None
-    trials = table.usage()
-    if trials is None:
-        return None, None
-    summary = usage_summary(trials, confidence)
-    if summary == (None, None, None):  # every value given was left out (not a usage value)
-        return None, None
+    trials, summary = found
     if baseline is None or not baseline.has_usage():
         return summary, None
     before = baseline.usage()
