@@ -140,17 +140,18 @@ def _stimulus_entries(
         for name, a in arrays.items()
     }
     methods = _interval_methods(chunk)
-    for j, (s, reliability) in enumerate(zip(chunk, reliabilities, strict=True)):
-        def interval(name: str, metric: str, j: int = j) -> dict[str, Any]:
-            method, confidence = methods[metric]
-            return {
-                "lo": values[name + "_lo"][j],
-                "hi": values[name + "_hi"][j],
-                "method": method,
-                "confidence": confidence,
-                "estimand": ESTIMANDS[("stimulus", metric)],
-            }
 
+    def interval(metric: str, j: int) -> dict[str, Any]:
+        method, confidence = methods[metric]
+        return {
+            "lo": values[metric + "_lo"][j],
+            "hi": values[metric + "_hi"][j],
+            "method": method,
+            "confidence": confidence,
+            "estimand": ESTIMANDS[("stimulus", metric)],
+        }
+
+    for j, (s, reliability) in enumerate(zip(chunk, reliabilities, strict=True)):
         yield {
             "suite": s.suite,
             "name": s.name,
@@ -161,12 +162,12 @@ def _stimulus_entries(
             "skipped": values["skipped"][j],
             "outcomes": s.outcomes,
             "pass_rate": values["pass_rate"][j],
-            "pass_rate_interval": interval("pass_rate", "pass_rate"),
+            "pass_rate_interval": interval("pass_rate", j),
             "pass_at_k": values["pass_at_k"][j],
-            "pass_at_k_interval": interval("pass_at_k", "pass_at_k"),
+            "pass_at_k_interval": interval("pass_at_k", j),
             "pass_hat_k": values["pass_hat_k"][j],
             "pass_hat_k_plugin": values["pass_hat_k_plugin"][j],
-            "pass_hat_k_interval": interval("pass_hat_k", "pass_hat_k"),
+            "pass_hat_k_interval": interval("pass_hat_k", j),
             "score": values["aggregate_score"][j],
             "unscored": s.unscored,
             "flaky": 0 < values["passes"][j] < values["trials"][j],
