@@ -183,3 +183,12 @@ def test_absurd_usage_values_are_left_out_with_a_warning_never_a_crash(write_jso
     assert report["usage"]["cost_usd"]["total"] == 0.5
     assert report["usage"]["cost_usd"]["missing"] == 3
     assert any("3 usage value(s)" in w and "1e12" in w for w in report["warnings"])
+
+
+def test_the_table_and_the_numeric_core_name_the_same_usage_values() -> None:
+    """Two homes on purpose (the table is imported without numpy, gate.metrics.usage is not
+    imported by the table): this keeps them one list."""
+    from gate.metrics.usage import USAGE_FIELDS as CORE
+    from gate.table.model import USAGE_FIELDS as TABLE
+
+    assert TABLE == CORE == ("cost_usd", "duration_s", "tokens")
