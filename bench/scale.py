@@ -12,15 +12,18 @@ the child's alone, interleaved over ``--rounds`` rounds (the machine is shared; 
 time counts, the largest RSS):
 
 - the reference parse;
+- ``eval-gate validate``: reading and validation into the trial table, and scoring (the
+  ``read`` columns: the format's own cost, without the gates and reports);
 - ``eval-gate check`` end to end: reading, validation, scoring, three gates, the Markdown
   summary and the JSON report written to files.
 
 Then ``eval-gate check`` on the bundled small example (examples/failing, as ``make run``
 runs it): cold start. Children run with bytecode caches, as an installed package does.
 
-Goals: check <= 1.5x its reference, peak RSS <= 300 MB, small example <= 0.35 s.
-Exit status 1 when a goal is missed. Memory per stimulus: the ``counts`` entry has 100,000
-stimuli, so its peak RSS over the small example's, divided by 100,000, is printed too.
+Goals (on ``check``, end to end): check <= 1.5x its reference, peak RSS <= 300 MB, small
+example <= 0.35 s. Exit status 1 when a goal is missed. Memory per stimulus: the ``counts``
+entry has 100,000 stimuli, so its peak RSS over the small example's, divided by 100,000, is
+printed too.
 
 Adding a format: write ``write_<name>(path, spec)`` from :func:`trial_rows`, and add one
 :class:`Format` to :data:`FORMATS`.
@@ -280,6 +283,7 @@ class Result:
     fmt: Format
     path: Path
     references: list[Run] = field(default_factory=list)
+    reads: list[Run] = field(default_factory=list)
     checks: list[Run] = field(default_factory=list)
     report: dict[str, object] = field(default_factory=dict)
     report_mb: float = 0.0
@@ -287,6 +291,10 @@ class Result:
     @property
     def ratio(self) -> float:
         return best(self.checks).seconds / best(self.references).seconds
+
+    @property
+    def read_ratio(self) -> float:
+        return best(self.reads).seconds / best(self.references).seconds
 
     @property
     def peak(self) -> float:
@@ -359,12 +367,14 @@ def prepare(formats: list[Format], args: argparse.Namespace, script: str) -> lis
 
 
 def measure_round(results: list[Result], work: Path, first: bool) -> None:
-    """One round: each format's reference parse, then its ``eval-gate check``."""
+    """One round: each format's reference parse, its ``eval-gate validate``, its ``check``."""
     python = sys.executable
     for result in results:
         result.references.append(
             measure([python, "-c", result.fmt.reference, str(result.path)], work)
         )
+        validate = [python, "-m", "gate.cli", "validate", str(result.path), *result.fmt.options]
+        result.reads.append(measure(validate, work))
         check = [python, "-m", "gate.cli", "check", str(result.path), *result.fmt.options,
                  "--summary", str(work / "summary.md"), "--json", str(work / "report.json"),
                  *GATES]  # fmt: skip
@@ -380,7 +390,8 @@ def print_table(results: list[Result]) -> list[tuple[str, bool]]:
     print()
     header = (
         f"{'format':<13} {'trials':>10} {'stimuli':>8} {'file MB':>8} {'reference':<20} "
-        f"{'ref s':>6} {'check s':>8} {'ratio':>6} {'peak MB':>8} {'report MB':>9}"
+        f"{'ref s':>6} {'read s':>6} {'ratio':>6} {'check s':>8} {'ratio':>6} {'peak MB':>8} "
+        f"{'report MB':>9}"
     )
     print(header)
     print("-" * len(header))
@@ -388,12 +399,13 @@ def print_table(results: list[Result]) -> list[tuple[str, bool]]:
     for result in results:
         suite = result.report.get("suite", {})
         assert isinstance(suite, dict)
-        ref, full = best(result.references), best(result.checks)
+        ref, read, full = best(result.references), best(result.reads), best(result.checks)
         trials = int(suite.get("trials", 0)) + int(suite.get("skipped", 0))
         print(
             f"{result.fmt.name:<13} {trials:>10,} {int(suite.get('stimuli', 0)):>8,} "
             f"{result.path.stat().st_size / 1e6:>8.0f} {result.fmt.reference_name:<20} "
-            f"{ref.seconds:>6.2f} {full.seconds:>8.2f} {result.ratio:>6.2f} "
+            f"{ref.seconds:>6.2f} {read.seconds:>6.2f} {result.read_ratio:>6.2f} "
+            f"{full.seconds:>8.2f} {result.ratio:>6.2f} "
             f"{result.peak:>8.0f} {result.report_mb:>9.1f}"
         )
         goals.append(
