@@ -353,15 +353,21 @@ class NotScored(NamedTuple):
     errors: int
 
 
-def reliability_of(stimuli: Sequence[StimulusScore]) -> list[ReliabilityRow | None]:
+def reliability_of(
+    stimuli: Sequence[StimulusScore], outcomes: Sequence[str] | None = None
+) -> list[ReliabilityRow | None]:
     """Reference 004's summaries of many stimuli at once (:func:`gate.metrics.reliability_rows`),
-    ``None`` for a stimulus without trial order."""
-    ordered = [s for s in stimuli if s.ordered]
+    ``None`` for a stimulus without trial order. ``outcomes``: each one's
+    :attr:`StimulusScore.outcomes`, when the caller has them already."""
+    if outcomes is None:
+        outcomes = [s.outcomes for s in stimuli]
+    # What StimulusScore.ordered says, from the outcomes at hand.
+    ordered = [i for i, s in enumerate(stimuli) if outcomes[i] and len(outcomes[i]) == s.trials]
     rows = reliability_rows(
-        [np.frombuffer(s.outcomes.encode(), dtype=np.uint8) == ord("P") for s in ordered]
+        [np.frombuffer(outcomes[i].encode(), dtype=np.uint8) == ord("P") for i in ordered]
     )
-    found = dict(zip((id(s) for s in ordered), rows, strict=True))
-    return [found.get(id(s)) for s in stimuli]
+    found = dict(zip(ordered, rows, strict=True))
+    return [found.get(i) for i in range(len(stimuli))]
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from gate import __version__
 from gate.compare import Comparison
 from gate.fileio import atomic_write, atomic_write_parts
 from gate.gates import GateDecision, more_trials_by_stimulus
+from gate.gcpause import no_cycle_collection
 from gate.metrics import Interval
 from gate.metrics.reliability import ReliabilityRow
 from gate.metrics.usage import UsageChange, UsageInterval, UsageSummary
@@ -124,13 +125,15 @@ def _stimuli(outcome: CheckOutcome) -> Iterator[dict[str, Any]]:
     stimuli = outcome.suite.stimuli
     for start in range(0, len(stimuli), STIMULI_PER_PART):
         chunk = stimuli[start : start + STIMULI_PER_PART]
-        yield from _stimulus_entries(chunk, more, reliability_of(chunk))
+        outcomes = [s.outcomes for s in chunk]
+        yield from _stimulus_entries(chunk, more, reliability_of(chunk, outcomes), outcomes)
 
 
 def _stimulus_entries(
     chunk: Sequence[StimulusScore],
     more: Mapping[tuple[str, str], int],
     reliabilities: Sequence[ReliabilityRow | None],
+    outcomes: Sequence[str],
 ) -> Iterator[dict[str, Any]]:
     """The entries of ``chunk``, their numbers read and rounded a column at a time (as
     :func:`_number` would one by one: 10 decimals)."""
@@ -160,7 +163,7 @@ def _stimulus_entries(
             "passes": values["passes"][j],
             "errors": values["errors"][j],
             "skipped": values["skipped"][j],
-            "outcomes": s.outcomes,
+            "outcomes": outcomes[j],
             "pass_rate": values["pass_rate"][j],
             "pass_rate_interval": interval("pass_rate", j),
             "pass_at_k": values["pass_at_k"][j],
@@ -431,4 +434,5 @@ def report_parts(outcome: CheckOutcome) -> Iterator[str]:
 
 def write_report(path: str, outcome: CheckOutcome) -> None:
     """Write the JSON report to ``path`` atomically, streamed (:func:`report_parts`)."""
-    atomic_write_parts(path, report_parts(outcome))
+    with no_cycle_collection():  # a dict per stimulus, none in a cycle
+        atomic_write_parts(path, report_parts(outcome))
