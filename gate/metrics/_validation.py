@@ -472,7 +472,7 @@ def check_usage_values(raw: Any, name: str, size: int) -> FloatArray:
     if raw is None:
         return np.full(size, np.nan)
     if isinstance(raw, np.ndarray) and np.issubdtype(raw.dtype, np.floating):
-        array = raw.astype(np.float64, copy=False)  # checked, never written: no copy
+        array = raw.astype(np.float64)
     else:
         items = list(raw)
         for position, item in enumerate(items):
