@@ -6,6 +6,7 @@ a Mermaid chart, :func:`mermaid_label`). The sentences come from :mod:`wording`.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -269,9 +270,11 @@ def render_stimuli(outcome: CheckOutcome, s: SuiteScore | None = None) -> str:
 def render_messages(suite: SuiteScore) -> str:
     """Why trials of the suite's failing and flaky stimuli failed, collapsed: each
     stimulus's first messages (worst stimuli first, at most :data:`MAX_STIMULUS_ROWS`)."""
-    chosen = [
-        s for s in worst_first(suite.stimuli) if s.messages and s.passes < s.trials
-    ][:MAX_STIMULUS_ROWS]
+    # Lazily: only the stimuli up to the last one shown have their messages made.
+    with_messages = (
+        s for s in worst_first(suite.stimuli) if s.passes < s.trials and s.messages
+    )
+    chosen = list(itertools.islice(with_messages, MAX_STIMULUS_ROWS))
     if not chosen:
         return ""
     show_suite = len({x.suite for x in suite.stimuli}) > 1

@@ -265,8 +265,9 @@ class _MessageLog:
         self._text_ids: dict[str, int] = {}
         self._huge: dict[int, int] = {}  # message → a trial index past 64 bits
         self._count: npt.NDArray[np.uint8] | None = None  # messages kept, per owner
-        #: every owner's messages, made once when first asked for (a report asks for all)
-        self._by_owner: dict[int, tuple[TrialMessage, ...]] | None = None
+        #: messages ordered by owner (made when first asked for): kept, not the messages,
+        #: which cost ~200 bytes each (a 100,000-stimulus report asks for them all)
+        self._index: tuple[Any, Any] | None = None
 
     def owners(self, count: int) -> None:
         import numpy as np
@@ -316,29 +317,32 @@ class _MessageLog:
         self._text.append(text_id)
         assert self._count is not None
         self._count[owner] += 1
-        self._by_owner = None
+        self._index = None
 
     def of(self, owner: int, table: TrialTable) -> tuple[TrialMessage, ...]:
         table.flush()
-        if self._by_owner is None:
-            self._by_owner = self._every_owner(table)
-        return self._by_owner.get(owner, ())
+        if not self._owner:
+            return ()
+        if self._index is None:
+            import numpy as np
 
-    def _every_owner(self, table: TrialTable) -> dict[int, tuple[TrialMessage, ...]]:
-        """Each owner's messages in reading order, made in one pass over the log."""
-        found: dict[int, list[TrialMessage]] = {}
-        texts, unpack = self._texts, table._packer.unpack
-        for i, (owner, trial, code, where, text) in enumerate(
-            zip(self._owner, self._trial, self._code, self._where, self._text, strict=True)
-        ):
-            message = TrialMessage(
-                text=texts[text],
-                outcome=_OUTCOME_OF.get(code),
-                trial=self._huge[i] if trial == -2 else (None if trial < 0 else trial),
-                where=unpack(where),
+            owners = np.frombuffer(self._owner, dtype=np.int64)
+            order = np.argsort(owners, kind="stable")
+            self._index = (order, owners[order])
+        order, sorted_owners = self._index
+        start, stop = sorted_owners.searchsorted([owner, owner + 1])
+        found = []
+        for i in order[start:stop].tolist():
+            trial = self._trial[i]
+            found.append(
+                TrialMessage(
+                    text=self._texts[self._text[i]],
+                    outcome=_OUTCOME_OF.get(self._code[i]),
+                    trial=self._huge[i] if trial == -2 else (None if trial < 0 else trial),
+                    where=table._packer.unpack(self._where[i]),
+                )
             )
-            found.setdefault(owner, []).append(message)
-        return {owner: tuple(messages) for owner, messages in found.items()}
+        return tuple(found)
 
 
 @dataclass
