@@ -268,8 +268,7 @@ class StimulusScore:
     @property
     def ordered(self) -> bool:
         """Whether every counted trial's outcome is known in trial order (not a counts row)."""
-        outcomes = self.outcomes
-        return bool(outcomes) and len(outcomes) == self.trials
+        return _in_trial_order(self.outcomes, self.trials)
 
     def reliability(self) -> ReliabilityRow | None:
         """Reference 004's reliability summary of this stimulus's trials in order
@@ -353,6 +352,12 @@ class NotScored(NamedTuple):
     errors: int
 
 
+def _in_trial_order(outcomes: str, trials: int) -> bool:
+    """Whether ``outcomes`` (a stimulus's P/F/E string) gives every one of its counted
+    ``trials`` in trial order: what :attr:`StimulusScore.ordered` says."""
+    return bool(outcomes) and len(outcomes) == trials
+
+
 def reliability_of(
     stimuli: Sequence[StimulusScore], outcomes: Sequence[str] | None = None
 ) -> list[ReliabilityRow | None]:
@@ -361,8 +366,7 @@ def reliability_of(
     :attr:`StimulusScore.outcomes`, when the caller has them already."""
     if outcomes is None:
         outcomes = [s.outcomes for s in stimuli]
-    # What StimulusScore.ordered says, from the outcomes at hand.
-    ordered = [i for i, s in enumerate(stimuli) if outcomes[i] and len(outcomes[i]) == s.trials]
+    ordered = [i for i, s in enumerate(stimuli) if _in_trial_order(outcomes[i], s.trials)]
     rows = reliability_rows(
         [np.frombuffer(outcomes[i].encode(), dtype=np.uint8) == ord("P") for i in ordered]
     )

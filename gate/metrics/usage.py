@@ -254,6 +254,15 @@ def _reported(usage: TrialUsage, field: UsageField) -> tuple[FloatArray, IntArra
     return values[keep], usage.stimulus[keep], usage.passed[keep]
 
 
+def _bootstrap_settings(confidence: float, resamples: int, seed: int) -> tuple[float, int, int]:
+    """(level, resamples, seed) of a bootstrap interval, checked."""
+    return (
+        check_confidence(confidence),
+        check_int(resamples, "resamples", minimum=100),
+        check_int(seed, "seed", minimum=0),
+    )
+
+
 def _clusters(values: FloatArray, stimulus: IntArray) -> tuple[FloatArray, FloatArray]:
     """Per-stimulus sums and trial counts of the stimuli that report a value, in the order
     of their codes (``stimulus`` holds codes 0, 1, ...: counted directly, no sort)."""
@@ -387,9 +396,7 @@ def mean_per_trial_interval(
     >>> iv.method
     'studentized cluster bootstrap over stimuli (2000 resamples, seed 0)'
     """
-    level = check_confidence(confidence)
-    draws = check_int(resamples, "resamples", minimum=100)
-    seed_int = check_int(seed, "seed", minimum=0)
+    level, draws, seed_int = _bootstrap_settings(confidence, resamples, seed)
     _, codes = check_trial_keys(stimulus)
     numbers = check_usage_values(values, field, codes.size)
     keep = ~np.isnan(numbers)
@@ -455,12 +462,7 @@ def cost_summary(
         mean_per_trial=total / values.size,
         mean_per_trial_interval=(
             _mean_interval(
-                values,
-                stimulus,
-                check_confidence(confidence),
-                check_int(resamples, "resamples", minimum=100),
-                check_int(seed, "seed", minimum=0),
-                "cost_usd",
+                values, stimulus, *_bootstrap_settings(confidence, resamples, seed), "cost_usd"
             )
             if interval
             else None
@@ -799,9 +801,7 @@ def usage_change(
     >>> change.estimate, change.current, change.baseline, change.stimuli, change.lo
     (1.0, 3.0, 2.0, 2, None)
     """
-    level = check_confidence(confidence)
-    draws = check_int(resamples, "resamples", minimum=100)
-    seed_int = check_int(seed, "seed", minimum=0)
+    level, draws, seed_int = _bootstrap_settings(confidence, resamples, seed)
     cost = _shared(current, baseline, "cost_usd")
     duration = _shared(current, baseline, "duration_s")
     return UsageComparison(
