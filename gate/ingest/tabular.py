@@ -650,61 +650,93 @@ _MISSING = object()
 
 
 def _texts(values: list[Any], typed: bool) -> list[str | None]:
-    """Values that must be text or nothing: str() of each, None for an empty one."""
+    """Values that must be text or nothing, stripped: None for an empty one."""
     if typed and (
         not set(map(type, values)) <= {str, type(None), int, float} or _big_float(values)
     ):
         raise _NotColumnar
-    return [None if v is None or (type(v) is str and not v.strip()) else str(v) for v in values]
+    if set(map(type, values)) == {str}:  # CSV cells, JSON strings: stripped in C
+        stripped: list[str | None] = list(map(str.strip, values))
+        return [text or None for text in stripped] if "" in stripped else stripped
+    return [None if _empty(v) else str(v).strip() for v in values]
+
+
+def _optional_texts(values: list[Any]) -> list[str | None]:
+    """str() of each value, None where it is missing or empty (a message, an outcome)."""
+    if set(map(type, values)) == {str}:
+        blank = {value for value in set(values) if not value.strip()}
+        return [None if v in blank else v for v in values] if blank else list(values)
+    return [None if v is _MISSING or _empty(v) else str(v) for v in values]
+
+
+def _distinct(values: list[Any], read: Any) -> dict[Any, Any]:
+    """``read`` of each distinct value; any error: not columnar."""
+    try:
+        return {value: read(value) for value in set(values)}
+    except (InputError, TypeError):
+        raise _NotColumnar from None
 
 
 def _vocabulary(values: list[Any], read: Any) -> list[Any]:
     """``read`` of each value, computed once per distinct value; any error: not columnar."""
-    try:
-        known = {value: read(value) for value in set(values)}
-    except (InputError, TypeError):
-        raise _NotColumnar from None
-    return [known[value] for value in values]
+    return list(map(_distinct(values, read).__getitem__, values))
+
+
+def _finite(floats: list[float], unit: bool) -> bool:
+    """Whether every number is finite (and, ``unit``, in [0, 1])."""
+    import numpy as np
+
+    array = np.array(floats, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        inside = (array >= 0.0) & (array <= 1.0) if unit else np.isfinite(array)
+    return bool(inside.all())
+
+
+def _scatter(floats: list[float], present: Any) -> list[float | None]:
+    """``floats`` at the rows where ``present`` (a boolean array) is true, None elsewhere."""
+    import numpy as np
+
+    out = np.full(len(present), None, dtype=object)
+    out[present] = np.array(floats, dtype=object)
+    result: list[float | None] = out.tolist()
+    return result
 
 
 def _numbers(values: list[Any], typed: bool, unit: bool) -> list[float | None]:
     """Numbers (None where absent), as finite_number/unit_score (text) or json_number/
-    json_unit_score (JSON) take them."""
+    json_unit_score (JSON) take them: converted in C, None kept where a row has none."""
+    import numpy as np
+
     if typed:
-        kinds = set(map(type, values))
-        if not kinds <= {int, float, type(None)}:
+        if not set(map(type, values)) <= {int, float, type(None)}:
             raise _NotColumnar
-        given = [v for v in values if v is not None]
-        try:
-            floats = [float(v) for v in given]
-        except OverflowError:
-            raise _NotColumnar from None
+        given = values if None not in values else [v for v in values if v is not None]
+    elif set(map(type, values)) == {str}:  # CSV cells: a blank one has no number
+        stripped = list(map(str.strip, values))
+        given = stripped if "" not in stripped else list(filter(None, stripped))
     else:
-        given = [v for v in values if v is not None and v.strip()]
-        try:
-            floats = list(map(float, given))
-        except ValueError:
-            raise _NotColumnar from None
-    if not all(math.isfinite(f) and (not unit or 0.0 <= f <= 1.0) for f in floats):
+        raise _NotColumnar  # not CSV text: one by one
+    try:
+        floats = list(map(float, given))
+    except (OverflowError, ValueError):  # past the float range; text that is not a number
+        raise _NotColumnar from None
+    if not _finite(floats, unit):
         raise _NotColumnar
+    if len(given) == len(values):
+        return floats  # type: ignore[return-value]
     if typed:
-        return [None if v is None else float(v) for v in values]
-    numbers = iter(floats)
-    return [next(numbers) if v is not None and v.strip() else None for v in values]
+        return _scatter(floats, np.array([v is not None for v in values]))
+    return _scatter(floats, np.array(list(map(bool, stripped))))
 
 
 def _metadata_values(values: list[Any]) -> list[Any]:
     """:func:`_metadata_value` of each value (None where empty or missing): at once when all
     the text is numbers (the table reads only whether and which number it is)."""
     if set(map(type, values)) == {str}:
-        stripped = [v.strip() for v in values]
         try:
-            numbers = [float(v) if v else None for v in stripped]
-        except ValueError:
+            return _numbers(values, typed=False, unit=False)
+        except _NotColumnar:
             pass
-        else:
-            if all(n is None or math.isfinite(n) for n in numbers):
-                return numbers
     return [None if v is _MISSING or _empty(v) else _metadata_value(v) for v in values]
 
 
@@ -729,17 +761,17 @@ def _columns(
     stimuli = column("stimulus")
     if stimuli is None or _MISSING in stimuli:
         raise _NotColumnar
-    stimulus = _texts(stimuli, typed)
-    if None in stimulus:
+    texts = _texts(stimuli, typed)
+    if None in texts:
         raise _NotColumnar
-    names = [s.strip() for s in stimulus]  # type: ignore[union-attr]
+    names: list[str] = texts  # type: ignore[assignment]
     default_suite = options.suite or DEFAULT_SUITE
     suite_values = column("suite")
     if suite_values is None:
         suites = [default_suite] * size
     else:
-        texts = _texts([None if v is _MISSING else v for v in suite_values], typed)
-        suites = [default_suite if t is None else t.strip() for t in texts]
+        given = _texts([None if v is _MISSING else v for v in suite_values], typed)
+        suites = [default_suite if t is None else t for t in given]
     # The trial index: given in every row, or in none (numbered in order of appearance).
     trial_values = column("trial")
     given_index = trial_values is not None and (
@@ -752,8 +784,9 @@ def _columns(
                 raise _NotColumnar
             indices: list[int] = trial_values
         else:
-            stripped = [v.strip() for v in trial_values]
-            if not all(v.isdigit() and v.isascii() for v in stripped):
+            stripped = list(map(str.strip, trial_values))
+            digits = "".join(stripped)
+            if "" in stripped or not (digits.isdigit() and digits.isascii()):
                 raise _NotColumnar
             indices = list(map(int, stripped))
     elif trial_values is not None and any(v is not _MISSING for v in trial_values):
@@ -771,29 +804,40 @@ def _columns(
     statuses: list[Status] = ["ok"] * size
     status_values = column("status")
     if status_values is not None:
-        raw = [None if v is _MISSING else v for v in status_values]
+        raw = (
+            [None if v is _MISSING else v for v in status_values]
+            if _MISSING in status_values
+            else status_values
+        )
         if typed and not set(map(type, raw)) <= {str, type(None)}:
             raise _NotColumnar
-        read = _vocabulary(
+        read = _distinct(
             raw,
             lambda v: None if _empty(v) else _status(v, Provenance(path), mapping["status"]),
         )
-        for i, found in enumerate(read):
-            if found is not None:
-                statuses[i] = found[0]
-                if passed[i] is None:
-                    passed[i] = found[1]
+        if any(found is not None for found in read.values()):
+            named: dict[Any, Status] = {
+                value: "ok" if found is None else found[0] for value, found in read.items()
+            }
+            statuses = list(map(named.__getitem__, raw))
+        verdicts = {
+            value: found[1] for value, found in read.items() if found and found[1] is not None
+        }
+        if verdicts and None in passed:  # a status that says pass/fail, where passed does not
+            passed = [verdicts.get(v) if p is None else p for p, v in zip(passed, raw, strict=True)]
     score_values = column("score")
     scores: list[float | None] = [None] * size
     if score_values is not None:
-        scores = _numbers([None if v is _MISSING else v for v in score_values], typed, unit=True)
+        if _MISSING in score_values:
+            score_values = [None if v is _MISSING else v for v in score_values]
+        scores = _numbers(score_values, typed, unit=True)
     outcome_values = column("outcome")
     outcomes = None
     for values in (outcome_values, column("message"), column("tags")):
         if typed and values is not None and _big_float(values):
             raise _NotColumnar  # text of a number that may be orjson's float: one by one
     if outcome_values is not None:
-        outcomes = [None if v is _MISSING or _empty(v) else str(v) for v in outcome_values]
+        outcomes = _optional_texts(outcome_values)
     for i in [i for i, p in enumerate(passed) if p is None] if None in passed else ():
         undecided = statuses[i] == "ok" and scores[i] is None
         if undecided and (outcomes is None or outcomes[i] is None):
@@ -801,7 +845,7 @@ def _columns(
     message_values = column("message")
     messages = None
     if message_values is not None:
-        messages = [None if v is _MISSING or _empty(v) else str(v) for v in message_values]
+        messages = _optional_texts(message_values)
     tags = None
     tag_values = column("tags")
     if tag_values is not None:
@@ -825,13 +869,13 @@ def _columns(
                 continue
             usage[field] = _metadata_values(plain)
             continue
-        present = [None if v is _MISSING else v for v in values]
+        if not typed:  # CSV cells: finite_number's numbers, or not columnar
+            usage[field] = _numbers(values, typed, unit=False)
+            continue
+        present = [None if v is _MISSING else v for v in values] if _MISSING in values else values
         numeric = [v for v in present if not isinstance(v, dict)]
-        _numbers(numeric, typed, unit=False)  # or not columnar: json_number/finite_number refuse
-        if typed:
-            usage[field] = present  # numbers, or {input, output, total} tokens: the table reads
-        else:
-            usage[field] = _numbers(present, typed, unit=False)
+        _numbers(numeric, typed, unit=False)  # or not columnar: json_number refuses
+        usage[field] = present  # numbers, or {input, output, total} tokens: the table reads
     if not given_index:
         indices = [order.next(suite, name) for suite, name in zip(suites, names, strict=True)]
     return TrialColumns(
