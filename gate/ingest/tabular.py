@@ -647,6 +647,8 @@ class _NotColumnar(Exception):
 
 
 _MISSING = object()
+#: digits of an integer that a float holds exactly (2**53 has 16)
+_EXACT_DIGITS = 15
 
 
 def _texts(values: list[Any], typed: bool) -> list[str | None]:
@@ -788,6 +790,8 @@ def _columns(
             digits = "".join(stripped)
             if "" in stripped or not (digits.isdigit() and digits.isascii()):
                 raise _NotColumnar
+            if max(map(len, stripped)) > _EXACT_DIGITS:
+                raise _NotColumnar  # trial_index reads it through a float: one by one
             indices = list(map(int, stripped))
     elif trial_values is not None and any(v is not _MISSING for v in trial_values):
         raise _NotColumnar  # some rows have an index, some not: one by one

@@ -192,9 +192,18 @@ def trial_index(value: Any, where: Provenance, field: str = "trial") -> int:
         raise InputError(f"{field} is not an integer", where, found=repr(value))
     if isinstance(value, int):
         number: float = value if value >= 0 else math.nan  # any size: never made a float
+    elif (text := str(value).strip()).isascii() and text.isdigit():
+        # Digits are read exactly: through a float, two indices past 2**53 could meet.
+        if len(text) > limits.INTEGER_DIGITS.value():
+            raise InputError(
+                f"{field} is too long: {len(text)} digits",
+                where,
+                expected=f"a trial index ({limits.INTEGER_DIGITS.advice()})",
+            )
+        return int(text)
     else:
         try:
-            number = float(str(value).strip())
+            number = float(text)
         except ValueError:
             number = math.nan
     if isinstance(number, float) and not (number.is_integer() and number >= 0):

@@ -391,6 +391,12 @@ def _csv_columns(folder: Path) -> Invocation:
     return cli(folder, str(path))
 
 
+def _csv_long_trial(folder: Path) -> Invocation:
+    path = folder / "trial.csv"
+    path.write_text("stimulus,trial,passed\ns," + "9" * 5000 + ",yes\n")
+    return cli(folder, str(path))
+
+
 def _csv_long_line(folder: Path) -> Invocation:
     path = folder / "long.csv"
     with path.open("w") as handle:
@@ -757,6 +763,7 @@ def probes() -> list[Probe]:
         ),
         Probe("csv-100k-columns", _csv_columns, 2, "CSV columns"),
         Probe("csv-200KB-field", _csv_field, 2, "field larger than field limit"),
+        Probe("csv-5000-digit-trial", _csv_long_trial, 2, "too long: 5000 digits"),
         Probe("csv-70MiB-line", _csv_long_line, 2, "line length"),
         Probe("jsonl-70MiB-line", _jsonl_long_line, 2, "line length"),
         Probe("junit-50MB-attribute", _junit_attribute, 2, "XML attribute"),

@@ -127,3 +127,28 @@ def test_a_huge_integer_trial_index_is_an_index_and_a_negative_one_is_refused() 
     for bad in (-1, "2.5", "1e400", True):
         with pytest.raises(InputError, match=r"is not a trial index|is not an integer"):
             trial_index(bad, where)
+
+
+def test_a_long_trial_index_in_text_is_read_exactly_and_a_too_long_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    from gate.errors import Provenance
+    from gate.ingest.values import trial_index
+
+    where = Provenance("x.csv")
+    # Through a float both would be 11111111111111110656: one trial given twice.
+    assert trial_index(" 11111111111111111111 ", where) == 11111111111111111111
+    assert trial_index("11111111111111111110", where) == 11111111111111111110
+    assert trial_index("3.0", where) == 3 and trial_index("1e2", where) == 100
+    with pytest.raises(InputError, match=r"x\.csv: trial is too long: 5000 digits; "
+                       r"expected a trial index \(at most 4,300 digits\)"):  # fmt: skip
+        trial_index("9" * 5000, where)
+    path = tmp_path / "long.csv"
+    path.write_text(
+        "stimulus,trial,passed\na,11111111111111111111,yes\na,11111111111111111110,no\n"
+    )
+    # Two trials (in index order: ...110 failed, ...111 passed), not one given twice.
+    assert load_one(path, format="csv").outcomes() == {"a": "FP"}
+    path.write_text("stimulus,trial,passed\na," + "9" * 5000 + ",yes\nb,0,no\n")
+    with pytest.raises(InputError, match=r"long\.csv:2: column 'trial' is too long: 5000 digits"):
+        load_one(path, format="csv")

@@ -81,7 +81,8 @@ def test_csv_columns_equal_rows(
     "bad",
     ["a9,1,maybe,,done,,,,z", "a9,1,yes,1.5,done,,,,z", "a9,x,yes,,done,,,,z",
      ",1,yes,,done,,,,z", "a9,1,,,done,,,,z", "a9,1,yes,,crashing,,,,z", "a9,1,yes",
-     "a9,1,yes,,done,,nan,,z", 'a9,1,yes,,done,"two\nlines",,,z', "a9,0,yes,,done,,,,z"],
+     "a9,1,yes,,done,,nan,,z", 'a9,1,yes,,done,"two\nlines",,,z', "a9,0,yes,,done,,,,z",
+     "a9," + "9" * 5000 + ",yes,,done,,,,z"],
 )  # fmt: skip
 def test_csv_errors_are_the_row_readers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str
