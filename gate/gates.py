@@ -627,7 +627,8 @@ def _completed_trials(suite: SuiteScore) -> GateDecision | None:
     """A run in which every counted trial errored measured nothing about the agent."""
     if suite.trials == 0 or suite.errors < suite.trials:
         return None
-    spec = GateSpec(COMPLETED_TRIALS, 0.0, "completed", default=True)
+    # Counted in trials: none completed without error, at least one needed.
+    spec = GateSpec(COMPLETED_TRIALS, 1.0, "completed", default=True, goal="min")
     return GateDecision(
         spec=spec,
         outcome="fail",

@@ -150,7 +150,7 @@ def target_text(decision: GateDecision) -> str:
     if spec.kind == "min_improvement":
         return f"Δ > +{margin_points(spec.target)} pts" if spec.target else "Δ > 0"
     if spec.kind == COMPLETED_TRIALS:
-        return "> 0"
+        return "≥ 1"
     sign = "≥" if decision.direction == "min" else "≤"
     if spec.kind == "max_flakiness":
         return f"{sign} {pct(spec.target)}"

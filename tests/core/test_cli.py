@@ -9,13 +9,14 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from gate.cli import main
 from gate.schemas import validator
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, trials_of
 
 EVAL_GATE = str(Path(sys.executable).with_name("eval-gate"))
 
@@ -237,3 +238,23 @@ def test_validate_counts_in_words(tmp_path: Path) -> None:
     result = run("validate", str(one), str(bad))
     assert f"ok: {one} (native, 1 stimulus, 1 trial (0 errored, 0 skipped))" in result.stdout
     assert result.stderr.strip().splitlines()[-1] == "Error: 1 of 2 files is invalid"
+
+
+def test_a_run_whose_trials_all_errored_fails_with_a_valid_json_report(
+    tmp_path: Path, write_jsonl: Any
+) -> None:
+    """The built-in completed_trials gate was an internal error in the JSON report."""
+    results = write_jsonl(trials_of("a", "EEE") + trials_of("b", "EE"))
+    report = tmp_path / "report.json"
+    result = run("check", str(results), "--json", str(report), "--min-pass-rate", "0")
+    assert result.returncode == 1, result.stderr
+    data = json.loads(report.read_text())
+    assert validator("report").is_valid(data)
+    (gate,) = [g for g in data["gates"] if g["kind"] == "completed_trials"]
+    assert (gate["decision"], gate["value"], gate["comparison"], gate["target"]) == (
+        "fail",
+        0.0,
+        ">=",
+        1.0,
+    )
+    assert "at least one trial completed without error | 0.000 | – | ≥ 1 | ✘" in result.stdout
