@@ -75,6 +75,7 @@ class LoadedInput:
 
 def expand(patterns: Sequence[str]) -> list[str]:
     """Expand globs (``**`` too) and folders in order, each file once; no match is an error.
+    A pattern that names an existing path is that path, whatever characters it holds.
 
     Folders and ``**`` do not follow symbolic links to folders (:mod:`gate.reading`).
     """
@@ -83,7 +84,8 @@ def expand(patterns: Sequence[str]) -> list[str]:
     files: list[str] = []
     seen: set[str] = set()
     for pattern in patterns:
-        if glob.has_magic(pattern):
+        # A name that exists is that file or folder, brackets and all ("results[gpt-4].jsonl").
+        if glob.has_magic(pattern) and not os.path.lexists(pattern):
             matches = match_glob(pattern)
         elif os.path.isdir(pattern):
             matches = walk_folder(pattern, RESULT_SUFFIXES)

@@ -160,6 +160,19 @@ def test_missing_file_and_empty_glob_are_errors(tmp_path: Path) -> None:
         load([str(tmp_path / "*.jsonl")])
 
 
+def test_a_file_whose_name_looks_like_a_glob_is_that_file(tmp_path: Path) -> None:
+    literal = tmp_path / "results[gpt-4].jsonl"  # as a glob: results followed by g, p, t, - or 4
+    literal.write_text(json.dumps({"stimulus": "a", "trial": 0, "passed": True}) + "\n")
+    (tmp_path / "resultsg.jsonl").write_text(
+        json.dumps({"stimulus": "b", "trial": 0, "passed": False}) + "\n"
+    )
+    table, inputs = load([str(literal)])
+    assert [i.path for i in inputs] == [str(literal)]
+    assert [stimulus for _, stimulus in table.stimuli] == ["a"]
+    table, _ = load([str(tmp_path / "results[gp].jsonl")])  # no such file: a glob
+    assert [stimulus for _, stimulus in table.stimuli] == ["b"]
+
+
 def test_inputs_are_never_modified(tmp_path: Path) -> None:
     source = EXAMPLES / "failing" / "results.jsonl"
     before = source.read_bytes()
