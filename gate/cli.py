@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 import click
 
 from gate import __version__
-from gate.errors import EvalGateError, OutputError, describe_unexpected
+from gate.errors import UNUSABLE_NAME, EvalGateError, OutputError, describe_unexpected
 from gate.ingest import FORMAT_MODULES, IngestOptions
 from gate.redact import redact
 from gate.report.escape import log_text, safe_text
@@ -299,6 +299,17 @@ class _Commands(click.Group):
         return super().get_command(ctx, cmd_name)
 
 
+class FilePath(click.Path):
+    """click.Path whose check of a name no file can have (a NUL, a lone surrogate: only a
+    caller in the same process can pass one) is a usage error, not click's ValueError."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except ValueError:
+            self.fail(f"{value!r}: {UNUSABLE_NAME}", param, ctx)
+
+
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="eval-gate")
 def main() -> None:
@@ -309,18 +320,18 @@ def main() -> None:
 @click.argument("results", nargs=-1, required=True)
 @click.option(
     "--config",
-    type=click.Path(dir_okay=False),
+    type=FilePath(dir_okay=False),
     help="Gate configuration (default: .eval-gate.yml when present).",
 )
 @click.option(
     "--summary",
-    type=click.Path(dir_okay=False, allow_dash=True),
+    type=FilePath(dir_okay=False, allow_dash=True),
     help="Write the Markdown summary here (- for stdout, the default).",
 )
 @click.option(
     "--json",
     "json_path",
-    type=click.Path(dir_okay=False, allow_dash=True),
+    type=FilePath(dir_okay=False, allow_dash=True),
     help="Write the JSON report here; - prints it to stdout instead of the Markdown.",
 )
 @click.option("--baseline", multiple=True, help="Results of the base branch (repeatable; globs).")
@@ -441,7 +452,7 @@ def _stdout_is_terminal() -> bool:
 @main.command()
 @click.option(
     "--config",
-    type=click.Path(dir_okay=False),
+    type=FilePath(dir_okay=False),
     help="Gate configuration (default: .eval-gate.yml when present).",
 )
 @click.option(
@@ -542,7 +553,7 @@ def _pilot(
 @click.argument("files", nargs=-1)
 @click.option(
     "--config",
-    type=click.Path(dir_okay=False),
+    type=FilePath(dir_okay=False),
     help="A gate configuration to check too; with FILES, that its gates can be evaluated on them.",
 )
 @ingest_options
@@ -650,7 +661,7 @@ def _evaluate_config(
 @click.option(
     "--output",
     "-o",
-    type=click.Path(dir_okay=False, allow_dash=True),
+    type=FilePath(dir_okay=False, allow_dash=True),
     help="Where to write the configuration (default .eval-gate.yml); - for stdout.",
 )
 @click.option("--force", is_flag=True, help="Replace the output file if it exists.")

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 #: characters of an input an error message may quote (a value, the columns found): a
 #: message must stay one readable line whatever the file holds.
 QUOTED_CHARS = 300
+#: why a path holding a NUL or a lone surrogate (which a library caller can pass, argv and
+#: the environment cannot) names no file.
+UNUSABLE_NAME = "not a file name (it holds a NUL or an unencodable character)"
 
 
 def shorten(text: str, limit: int = QUOTED_CHARS) -> str:

@@ -13,7 +13,7 @@ import stat
 import tempfile
 from collections.abc import Iterable, Mapping
 
-from gate.errors import EvalGateError, OutputError
+from gate.errors import UNUSABLE_NAME, EvalGateError, OutputError
 from gate.redact import redact
 
 
@@ -42,6 +42,8 @@ def atomic_write_parts(path: str, parts: Iterable[str]) -> None:
         existing = os.stat(path)
     except OSError:
         existing = None
+    except ValueError:  # a NUL or a lone surrogate (a library caller's): nothing to write to
+        raise OutputError(f"{path}: cannot write: {UNUSABLE_NAME}") from None
     if existing is not None and not stat.S_ISREG(existing.st_mode):
         try:
             with open(
@@ -84,13 +86,23 @@ def refuse_overwriting(outputs: Mapping[str, str | None], inputs: Iterable[str])
     """
     real_inputs: dict[str, str] = {}
     for path in inputs:
-        real_inputs.setdefault(os.path.realpath(path), path)
+        real = _real_path(path)
+        if real is not None:
+            real_inputs.setdefault(real, path)
     for option, output in outputs.items():
-        if not output:
-            continue
-        clash = real_inputs.get(os.path.realpath(output))
+        real = _real_path(output) if output else None
+        clash = real_inputs.get(real) if real is not None else None
         if clash is not None:
             raise EvalGateError(
                 f"{option} {output} is also an input of this check ({clash}); refusing to "
                 "overwrite it: write the report elsewhere"
             )
+
+
+def _real_path(path: str) -> str | None:
+    """The real path of ``path``; None for a name no file can have (reading or writing it
+    says so)."""
+    try:
+        return os.path.realpath(path)
+    except ValueError:  # a NUL or a lone surrogate
+        return None

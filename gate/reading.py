@@ -33,7 +33,7 @@ from functools import cache
 from typing import BinaryIO, Protocol
 
 from gate import limits
-from gate.errors import InputError, Provenance
+from gate.errors import UNUSABLE_NAME, InputError, Provenance
 from gate.limits import Limit
 
 _WORKSPACE: ContextVar[str | None] = ContextVar("eval_gate_workspace", default=None)
@@ -119,6 +119,8 @@ def open_input(
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror}", where) from None
+    except ValueError:  # a NUL, or a lone surrogate a library caller passed: no file's name
+        raise InputError(f"cannot read: {UNUSABLE_NAME}", where) from None
     try:
         info = os.fstat(fd)
         kind = _kind(info.st_mode)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from gate.cli import FilePath
 from gate.fileio import atomic_write
 from gate.github.entrypoint import Evaluation, evaluate, main
 from gate.github.inputs import INPUT_DEFAULTS, env_name
@@ -83,7 +84,7 @@ def _comment_plan(evaluation: Evaluation) -> str:
 @click.option(
     "--html",
     "html_path",
-    type=click.Path(dir_okay=False),
+    type=FilePath(dir_okay=False),
     help="With --dry-run: also render the summary and the comment to this HTML file.",
 )
 @click.option(
@@ -97,7 +98,7 @@ def _comment_plan(evaluation: Evaluation) -> str:
 @click.option(
     "--event",
     "event_path",
-    type=click.Path(exists=True, dir_okay=False),
+    type=FilePath(exists=True, dir_okay=False),
     help="An event payload JSON (sets GITHUB_EVENT_PATH).",
 )
 def action_command(

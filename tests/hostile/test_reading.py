@@ -175,3 +175,38 @@ def test_names_that_look_the_same_in_the_report_are_noted() -> None:
         "stimuli 'a b' and 'a\\nb' of suite 's' look the same in the report: they differ only "
         "in control or bidirectional characters",
     ]
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "\ud800.jsonl"])
+def test_a_name_no_file_can_have_is_an_error_everywhere_not_a_crash(
+    tmp_path: Path, name: str
+) -> None:
+    """argv and the environment cannot hold a NUL or a lone surrogate; a library caller (or
+    CliRunner) can, and os.* raise ValueError for them where they raise OSError otherwise."""
+    from click.testing import CliRunner
+
+    from gate.cli import main
+    from gate.errors import OutputError
+    from gate.fileio import atomic_write, refuse_overwriting
+    from gate.github.cli import action_command
+    from gate.reading import open_input
+
+    with pytest.raises(InputError, match="not a file name"):
+        open_input(name)
+    with pytest.raises(OutputError, match="cannot write: not a file name"):
+        atomic_write(name, "x")
+    refuse_overwriting({"--json": name}, [name, str(tmp_path)])  # no clash, no crash
+    results = str(Path(__file__).parents[2] / "examples" / "failing" / "results.jsonl")
+    for option in ("--config", "--json", "--summary"):
+        result = CliRunner().invoke(main, ["check", results, option, name])
+        assert result.exit_code == 2, result.output
+        assert f"Invalid value for '{option}'" in result.output
+        assert "not a file name" in result.output and "internal error" not in result.output
+    result = CliRunner().invoke(
+        action_command,
+        ["--dry-run", "-i", f"results={results}", "-i", f"config={name}"],
+        env={"GITHUB_STEP_SUMMARY": None, "GITHUB_OUTPUT": None},
+    )
+    assert result.exit_code == 2
+    assert "cannot read the configuration" in result.stdout
+    assert "not a file name" in result.stdout and "internal error" not in result.stdout
