@@ -253,6 +253,8 @@ def value_text(decision: GateDecision) -> str:
         return "–"
     if decision.kind == "max_flakiness":
         return percent(decision.value)
+    if decision.kind == COMPLETED_TRIALS:
+        return plural(round(decision.value), "trial")
     if decision.kind == "metric":
         return f"{decision.value:.4g}"
     if decision.kind in ("max_regression", "min_improvement") and decision.scope == "suite":

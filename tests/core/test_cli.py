@@ -257,4 +257,4 @@ def test_a_run_whose_trials_all_errored_fails_with_a_valid_json_report(
         ">=",
         1.0,
     )
-    assert "at least one trial completed without error | 0.000 | – | ≥ 1 | ✘" in result.stdout
+    assert "at least one trial completed without error | 0 trials | – | ≥ 1 | ✘" in result.stdout
