@@ -622,7 +622,7 @@ def _counted(table: Any, errors: str) -> str:
         return f"{stimuli_count(len(table.stimuli))}, none with a counted trial"
     text = (
         f"{stimuli_count(len(suite.stimuli))}, {plural(suite.trials, 'trial')} "
-        f"({suite.errors} errored, {suite.skipped} skipped)"
+        f"({suite.errors:,} errored, {suite.skipped:,} skipped)"
     )
     if suite.not_scored:
         text += f"; {stimuli_count(len(suite.not_scored))} with no counted trial, not scored"

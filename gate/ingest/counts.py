@@ -50,7 +50,7 @@ def read(path: str, options: IngestOptions) -> Iterator[Record | StimulusCounts]
             continue
         rows += 1
         yield _counts(record, default_suite, where)
-    count = f"{rows} stimulus is" if rows == 1 else f"{rows} stimuli are"
+    count = f"{rows} stimulus is" if rows == 1 else f"{rows:,} stimuli are"
     warnings.warn(ORDER_WARNING.format(path=path, count=count), UserWarning, stacklevel=2)
 
 

@@ -259,7 +259,7 @@ def render_stimuli(outcome: CheckOutcome, s: SuiteScore | None = None) -> str:
     chart = render_stimulus_chart(s)
     if omitted:
         body += f"\n\n_{wording.more_stimuli_note(omitted)}_"
-        body = folded(f"The worst {len(rows)} of {len(ordered)} stimuli", body, len(rows))
+        body = folded(f"The worst {len(rows)} of {len(ordered):,} stimuli", body, len(rows))
     else:
         body = folded(
             f"All {wording.stimuli_count(len(rows))}, worst first", body, len(rows)
@@ -319,7 +319,7 @@ def render_notes(outcome: CheckOutcome) -> str:
         parts.append(
             folded(
                 wording.plural(s.errors, "errored trial"),
-                f"**Errored trials** ({s.errors}):\n\n"
+                f"**Errored trials** ({s.errors:,}):\n\n"
                 + table(["Stimulus", "Errors", "First message"], rows, "lrl")
                 + (f"\n\n_{wording.more_stimuli_note(more)}_" if more else ""),
                 len(rows),

@@ -402,7 +402,7 @@ def _notes(outcome: CheckOutcome, term: Terminal) -> list[str]:
         ]
         header = ["Stimulus", "Errors", "First message"]
         lines += [
-            term.heading(f"Errored trials ({s.errors})"),
+            term.heading(f"Errored trials ({s.errors:,})"),
             *term.table(header, rows, "lrl", shrink=2),
         ]
     found = wording.warnings(outcome, lambda w: terminal_text(w, 300), _plain)

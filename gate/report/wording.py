@@ -81,12 +81,12 @@ def interval_text(interval: Interval) -> str:
 
 
 def plural(count: int, one: str, many: str | None = None) -> str:
-    """'1 stimulus', '3 stimuli'.
+    """'1 stimulus', '3 stimuli', '10,000,000 trials' (thousands grouped, for reading).
 
-    >>> plural(1, "stimulus", "stimuli"), plural(3, "gate")
-    ('1 stimulus', '3 gates')
+    >>> plural(1, "stimulus", "stimuli"), plural(3, "gate"), plural(10**7, "trial")
+    ('1 stimulus', '3 gates', '10,000,000 trials')
     """
-    return f"{count} {one if count == 1 else (many or one + 's')}"
+    return f"{count:,} {one if count == 1 else (many or one + 's')}"
 
 
 def stimuli_count(count: int) -> str:
@@ -740,7 +740,7 @@ def reading_sentence(suite: SuiteScore, bold: Callable[[str], str] = _plain) -> 
     counts: dict[str, int] = {}
     for stimulus in suite.stimuli:
         counts[stimulus.reading] = counts.get(stimulus.reading, 0) + 1
-    parts = ", ".join(f"{n} {label}" for label, n in sorted(counts.items(), key=lambda x: -x[1]))
+    parts = ", ".join(f"{n:,} {label}" for label, n in sorted(counts.items(), key=lambda x: -x[1]))
     return (
         f"{bold('Capability vs consistency:')} pass@{k} = {percent(suite.pass_at_k)} "
         f"(capability), pass^{k} = {percent(suite.pass_hat_k)} (consistency) → "
@@ -795,7 +795,9 @@ def more_stimuli_note(omitted: int) -> str:
 
 
 def stimulus_chart_caption(shown: int, total: int, confidence: float) -> str:
-    which = f"all {total} stimuli" if shown == total else f"the {shown} worst of {total} stimuli"
+    which = (
+        f"all {total:,} stimuli" if shown == total else f"the {shown} worst of {total:,} stimuli"
+    )
     return (
         f"Pass rate of {which}, worst first: the bars are the estimates, the two lines join "
         f"the ends of their {pct(confidence)} intervals."
@@ -823,7 +825,7 @@ def facts_line(
         name = f"{bold(plural(suites, 'suite'))} ({', '.join(map(escape, suite.suite_names))})"
     return (
         f"{name} · {stimuli_count(len(suite.stimuli))} · {plural(suite.trials, 'trial')} "
-        f"({suite.errors} errored, {suite.skipped} skipped) · k = {suite.k} · "
+        f"({suite.errors:,} errored, {suite.skipped:,} skipped) · k = {suite.k} · "
         f"{plural(suite.flaky_stimuli, 'flaky stimulus', 'flaky stimuli')}"
     )
 

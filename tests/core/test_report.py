@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from gate.ingest import IngestOptions
 from gate.pipeline import request_from_options, run_check
 from gate.report.escape import md_text
 from gate.report.json_report import build_report
@@ -384,3 +387,17 @@ def test_errored_and_reliability_tables_stay_bounded(write_jsonl) -> None:
     assert sum(line.startswith("| s") for line in errored.splitlines()) == MAX_STIMULUS_ROWS
     assert "… and 10 more stimuli, not shown here: the JSON report lists all." in errored
     assert f"Reliability of {count} stimuli that did not always pass" in summary
+
+
+def test_large_counts_are_grouped_by_thousands(tmp_path) -> None:
+    path = tmp_path / "counts.jsonl"
+    rows = [{"stimulus": f"s{i}", "n": 10, "c": 5 + i % 2, "errors": 1} for i in range(1200)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    request = request_from_options(
+        [str(path)], config=None, overrides={}, ingest=IngestOptions(format="counts")
+    )
+    summary = render_summary(run_check(request))
+    assert "· 1,200 stimuli · 12,000 trials (1,200 errored, 0 skipped) · k = 10 · " in summary
+    assert "1,200 flaky stimuli" in summary
+    assert "Per stimulus: 1,200 capable but flaky." in summary
+    assert "the 10 worst of 1,200 stimuli" in summary
