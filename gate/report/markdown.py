@@ -298,12 +298,6 @@ def render_methods(outcome: CheckOutcome) -> str:
     return f"<details><summary>{wording.METHODS_TITLE}</summary>\n\n{notes}\n\n</details>"
 
 
-def _error_text(stimulus: StimulusScore) -> str:
-    """The first kept message of an errored trial (or of unknown outcome: a counts row)."""
-    first = next((m for m in stimulus.messages if m.outcome in ("errored", None)), None)
-    return first.text if first else ""
-
-
 def render_notes(outcome: CheckOutcome) -> str:
     s = outcome.suite
     parts = []
@@ -312,7 +306,7 @@ def render_notes(outcome: CheckOutcome) -> str:
         # At most as many rows as the stimuli table: 100,000 stimuli must not make a summary
         # of megabytes (the JSON report lists every stimulus's messages).
         rows = [
-            [md_text(x.name), str(x.errors), md_text(_error_text(x), 160)]
+            [md_text(x.name), str(x.errors), md_text(wording.first_error_message(x), 160)]
             for x in sorted(errored, key=lambda x: -x.errors)[:MAX_STIMULUS_ROWS]
         ]
         more = len(errored) - len(rows)

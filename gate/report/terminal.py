@@ -396,7 +396,7 @@ def _notes(outcome: CheckOutcome, term: Terminal) -> list[str]:
             [
                 Cell(_plain(x.name)),
                 Cell(str(x.errors)),
-                Cell(terminal_text(x.messages[0] if x.messages else "", 160)),
+                Cell(terminal_text(wording.first_error_message(x), 160)),
             ]
             for x in errored[:MAX_ROWS]
         ]

@@ -781,6 +781,13 @@ def methods_notes(suite: SuiteScore) -> list[str]:
     ]
 
 
+def first_error_message(stimulus: StimulusScore) -> str:
+    """The first kept message of an errored trial (or of unknown outcome: a counts row), for
+    the errored-trials tables; "" when none was kept."""
+    first = next((m for m in stimulus.messages if m.outcome in ("errored", None)), None)
+    return first.text if first else ""
+
+
 def flaky_sentence(stimulus: StimulusScore, escape: Escape = _plain) -> str:
     """'Refactor auth: 2/3 trials passed; 33.3% minority outcomes (unreliable)'."""
     return (

@@ -192,3 +192,15 @@ def test_widths_bars_and_wrapping() -> None:
 def test_a_lone_surrogate_cannot_break_the_output() -> None:
     assert terminal_text("a\ud800b") == "a\ufffdb"
     assert terminal_text("a\ud800b").encode("utf-8") == b"a\xef\xbf\xbdb"
+
+
+def test_errored_trials_show_the_error_message_not_an_object(write_jsonl) -> None:
+    """The terminal printed the repr of the stimulus's first kept message (a failure's)."""
+    records = trials_of("a", "FEP")
+    records[0]["message"] = "expected 42, got 17"
+    records[1]["message"] = "sandbox timed out"
+    outcome = run_check(request_from_options([str(write_jsonl(records))], config=None))
+    view = render_terminal(outcome, Terminal(100, color=False))
+    (row,) = [line for line in view.splitlines() if line.startswith("a ") and "sandbox" in line]
+    assert row.split() == ["a", "1", "sandbox", "timed", "out"]
+    assert "TrialMessage" not in view
