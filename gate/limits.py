@@ -190,7 +190,8 @@ KEPT_MESSAGE_CHARS = Limit(
     500,
     "characters",
     "the text kept of each of the first 3 messages of a stimulus (why a trial failed, errored "
-    "or was skipped), for the report; the rest of a longer message is cut",
+    "or was skipped; and of its first error's), for the report; the rest of a longer message "
+    "is cut",
     None,
 )
 

@@ -258,7 +258,8 @@ class StimulusScore:
 
     @property
     def messages(self) -> tuple[TrialMessage, ...]:
-        """Why trials did not pass: the first few read (gate.table.MESSAGES_KEPT)."""
+        """Why trials did not pass: the first few read (gate.table.MESSAGES_KEPT), and the
+        first error's when none of those is one."""
         return self._record.trial_messages
 
     @property

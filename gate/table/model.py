@@ -15,8 +15,9 @@ Per trial, the store keeps one outcome byte, the score (8 bytes) and a packed pr
 (8 bytes): about 17 bytes. A category index (2 bytes) only for suites whose categories
 are not just pass/fail, and cost, duration and tokens (8 bytes each) only once some
 trial reports them. Per stimulus: a few hundred bytes, plus at most
-:data:`MESSAGES_KEPT` messages (each cut to :data:`gate.limits.KEPT_MESSAGE_CHARS`
-characters, every distinct text stored once). docs/scale.md has the layout.
+:data:`MESSAGES_KEPT` messages and one more for an error's (each cut to
+:data:`gate.limits.KEPT_MESSAGE_CHARS` characters, every distinct text stored once).
+docs/scale.md has the layout.
 """
 
 from __future__ import annotations
@@ -137,8 +138,9 @@ class StimulusTrials:
 
     @property
     def trial_messages(self) -> tuple[TrialMessage, ...]:
-        """Why trials did not pass: the first :data:`MESSAGES_KEPT` read, each with its trial
-        index, outcome and where it was read."""
+        """Why trials did not pass: the first :data:`MESSAGES_KEPT` read (and the first
+        errored trial's, when none of those is one), each with its trial index, outcome and
+        where it was read."""
         return self._table._message_log.of(self._id, self._table)
 
     @property
@@ -265,6 +267,8 @@ class _MessageLog:
         self._text_ids: dict[str, int] = {}
         self._huge: dict[int, int] = {}  # message → a trial index past 64 bits
         self._count: npt.NDArray[np.uint8] | None = None  # messages kept, per owner
+        #: per owner: whether an errored trial's message is among those kept
+        self.errored: npt.NDArray[np.bool_] | None = None
         #: messages ordered by owner (made when first asked for): kept, not the messages,
         #: which cost ~200 bytes each (a 100,000-stimulus report asks for them all)
         self._index: tuple[Any, Any] | None = None
@@ -273,10 +277,13 @@ class _MessageLog:
         import numpy as np
 
         if self._count is None or count > self._count.size:
-            grown = np.zeros(max(64, 1 << max(count - 1, 0).bit_length()), dtype=np.uint8)
-            if self._count is not None:
+            size = max(64, 1 << max(count - 1, 0).bit_length())
+            grown = np.zeros(size, dtype=np.uint8)
+            errored = np.zeros(size, dtype=bool)
+            if self._count is not None and self.errored is not None:
                 grown[: self._count.size] = self._count
-            self._count = grown
+                errored[: self.errored.size] = self.errored
+            self._count, self.errored = grown, errored
 
     def room(self, owner: int) -> bool:
         assert self._count is not None
@@ -315,8 +322,9 @@ class _MessageLog:
         self._code.append(code)
         self._where.append(where)
         self._text.append(text_id)
-        assert self._count is not None
+        assert self._count is not None and self.errored is not None
         self._count[owner] += 1
+        self.errored[owner] |= code == ERROR
         self._index = None
 
     def of(self, owner: int, table: TrialTable) -> tuple[TrialMessage, ...]:
@@ -986,20 +994,19 @@ class TrialTable:
             at = np.array(extras.messages, dtype=np.int64)
             at = at[at < stop]
             at = at[code[at] != PASS]
-            owners = self._row_owner[rows[at]]
             log = self._message_log
-            while at.size:
-                chosen = log.choose(owners)
-                empty = False
-                picked = at[chosen]
+
+            def keep(picked: npt.NDArray[np.int64], owners: npt.NDArray[np.int64]) -> list[int]:
+                """Add the messages at ``picked``; the positions whose message is empty."""
                 trials = (
                     [exact[i] for i in picked.tolist()]
                     if exact is not None
                     else indices[picked].tolist()
                 )
+                empty = []
                 for i, owner, index, outcome, where in zip(
                     picked.tolist(),
-                    owners[chosen].tolist(),
+                    owners.tolist(),
                     trials,
                     code[picked].tolist(),
                     columns.where[picked].tolist(),
@@ -1007,15 +1014,36 @@ class TrialTable:
                 ):
                     text = columns.message_at(i)
                     if text is None:  # a rendered message that says nothing
-                        empty = True
+                        empty.append(i)
                         continue
                     log.add(owner, index, outcome, str(text), where)
-                if not empty:
+                return empty
+
+            left, owners = at, self._row_owner[rows[at]]
+            while left.size:
+                chosen = log.choose(owners)
+                if not keep(left[chosen], owners[chosen]):
                     break
                 # It took no room: the stimulus's next message may have it.
-                left = np.ones(at.size, dtype=bool)
-                left[chosen] = False
-                at, owners = at[left], owners[left]
+                rest = np.ones(left.size, dtype=bool)
+                rest[chosen] = False
+                left, owners = left[rest], owners[rest]
+            # And the first errored trial's, when none of those kept is one: the
+            # errored-trials table shows why the harness failed.
+            errored = at[code[at] == ERROR]
+            while errored.size:
+                assert log.errored is not None
+                owners = self._row_owner[rows[errored]]
+                lacking = ~log.errored[owners]
+                errored, owners = errored[lacking], owners[lacking]
+                _, firsts = np.unique(owners, return_index=True)  # each owner's first
+                firsts.sort()
+                if not keep(errored[firsts], owners[firsts]):
+                    break
+                # An empty one took no room: that stimulus's next error may have it.
+                rest = np.ones(errored.size, dtype=bool)
+                rest[firsts] = False
+                errored = errored[rest]
 
         if error is not None:
             raise error

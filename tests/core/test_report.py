@@ -401,3 +401,30 @@ def test_large_counts_are_grouped_by_thousands(tmp_path) -> None:
     assert "1,200 flaky stimuli" in summary
     assert "Per stimulus: 1,200 capable but flaky." in summary
     assert "the 10 worst of 1,200 stimuli" in summary
+
+
+def test_the_first_error_message_is_kept_after_three_failures(write_jsonl) -> None:
+    """The first three messages are failures': the first error's is kept as well, so the
+    errored-trials table says why the harness failed; a second error's is not."""
+    records = trials_of("a", "FFFPEE")
+    for index, record in enumerate(records):
+        record["message"] = f"m{index}"
+    records[4]["message"], records[5]["message"] = "sandbox timed out", "second error"
+    outcome = run_check(request_from_options([str(write_jsonl(records))], config=None))
+    (stimulus,) = outcome.suite.stimuli
+    assert [(m.text, m.outcome, m.trial) for m in stimulus.messages] == [
+        ("m0", "failed", 0),
+        ("m1", "failed", 1),
+        ("m2", "failed", 2),
+        ("sandbox timed out", "errored", 4),
+    ]
+    report = build_report(outcome)
+    assert validator("report").is_valid(report)
+    assert len(report["stimuli"][0]["messages"]) == 4
+    assert "| a | 2 | sandbox timed out |" in render_summary(outcome)
+    records = trials_of("b", "FEFFE")
+    for index, record in enumerate(records):
+        record["message"] = f"m{index}"
+    again = run_check(request_from_options([str(write_jsonl(records))], config=None))
+    # An error among the first three: nothing more is kept.
+    assert [m.outcome for m in again.suite.stimuli[0].messages] == ["failed", "errored", "failed"]

@@ -21,7 +21,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from gate.errors import InputError, Provenance
@@ -461,7 +460,13 @@ def test_messages_rendered_only_for_the_kept_ones(generated: dict[str, Path]) ->
     table.extend(counted)
     kept = sum(len(record.trial_messages) for record in table.stimuli.values())
     assert deferred > 100 and 0 < calls <= kept < deferred
-    assert np.all([len(r.trial_messages) <= 3 for r in table.stimuli.values()])
+    for record in table.stimuli.values():
+        # Three, and a fourth only for the first error when none of the three is one.
+        first, extra = record.trial_messages[:3], record.trial_messages[3:]
+        assert len(extra) <= 1
+        assert not extra or (
+            extra[0].outcome == "errored" and all(m.outcome != "errored" for m in first)
+        )
 
 
 def _load(paths: list[Path], duplicates: str) -> TrialTable:
