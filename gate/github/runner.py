@@ -123,7 +123,7 @@ def annotation_commands(
         else:
             left_out[annotation.level] = left_out.get(annotation.level, 0) + 1
     if left_out:
-        what = ", ".join(f"{n} more {level}(s)" for level, n in left_out.items())
+        what = ", ".join(f"{n:,} more {level}(s)" for level, n in left_out.items())
         shown.append(
             annotation_command(
                 Annotation(

@@ -200,3 +200,8 @@ def test_an_annotation_at_a_result_file_names_it_relative_and_escaped(tmp_path: 
     assert annotation_command(Annotation("error", "t", "m", "../up.xml", 3), str(tmp_path)) == (
         "::error title=t::m"
     )
+
+
+def test_the_count_of_annotations_left_out_is_grouped_by_thousands() -> None:
+    notes = [Annotation("warning", f"flaky {i}", "m") for i in range(1010)]
+    assert "::1,000 more warning(s) not shown" in annotation_commands(notes)[-1]
