@@ -215,7 +215,8 @@ def _k(spec: GateSpec, config: GateConfig) -> int:
         if spec.metric in ("pass_at_k", "pass_hat_k"):
             raise ConfigError(
                 f"plan: gate {spec.kind} on {spec.metric} needs k (set k in the configuration, "
-                "on the gate, or --k): there are no trials yet to take it from"
+                "on the gate, or --k): check takes it from the fewest trials, and the trials "
+                "per stimulus are what the plan decides"
             )
         return 1
     return k

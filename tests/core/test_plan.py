@@ -83,7 +83,7 @@ def test_score_gates_are_not_planned_and_k_is_required() -> None:
     assert gate.goal == "not planned" and gate.reason == "metric"
     from gate.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="needs k"):
+    with pytest.raises(ConfigError, match=r"needs k .*the trials per stimulus are what the plan"):
         plan(build_config({"gates": {"pass_hat_k": 0.5}}), [0.9] * 5, source="x")
 
 
