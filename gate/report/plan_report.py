@@ -80,7 +80,7 @@ def render_plan(plan: Plan) -> str:
     source = (
         f"an expected pass rate of {plan.rates[0]:g} for every stimulus"
         if plan.source == "expect"
-        else f"the pass rates of the pilot run ({plan.stimuli} stimuli)"
+        else "the pass rates of the pilot run"
     )
     lines = [
         f"## eval-gate plan: {_headline(plan)}",
