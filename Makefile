@@ -51,10 +51,10 @@ bench: $(VENV)/.test-installed
 	$(BIN)/python bench/metrics.py
 
 bench-scale: $(VENV)/.run-installed
-	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/scale.py --linearity
 
 bench-scale-adapters: $(VENV)/.run-installed
-	$(BIN)/python bench/scale_adapters.py
+	$(BIN)/python bench/scale_adapters.py --linearity
 
 # Sequential (check --sequential) against a fixed design and naive re-checking: error rates
 # and trials spent for a few truths.

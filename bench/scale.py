@@ -21,9 +21,12 @@ Then ``eval-gate check`` on the bundled small example (examples/failing, as ``ma
 runs it): cold start. Children run with bytecode caches, as an installed package does.
 
 Goals (on ``check``, end to end): check <= 1.5x its reference, peak RSS <= 300 MB, small
-example <= 0.35 s. Exit status 1 when a goal is missed. Memory per stimulus: the ``counts``
-entry has 100,000 stimuli, so its peak RSS over the small example's, divided by 100,000, is
-printed too.
+example <= 0.35 s; with ``--linearity``, time linear in trials: ``check`` of the same
+stimuli with a quarter of the trials is timed too, and four times the trials may take at
+most :data:`GOAL_LINEAR` times as long (linear is at most 4, less with fixed costs; a
+quadratic step would be near 16). Exit status 1 when a goal is missed. Memory per
+stimulus: the ``counts`` entry has 100,000 stimuli, so its peak RSS over the small
+example's, divided by 100,000, is printed too.
 
 Adding a format: write ``write_<name>(path, spec)`` from :func:`trial_rows`, and add one
 :class:`Format` to :data:`FORMATS`.
@@ -53,6 +56,10 @@ VERSION = 2
 GOAL_RATIO = 1.5
 GOAL_RSS_MB = 300.0
 GOAL_SMALL_S = 0.35
+#: four times the trials may take at most this many times as long (see the docstring)
+GOAL_LINEAR = 4.5
+#: --linearity's smaller file: this share of the trials, the same stimuli
+QUARTER = 0.25
 
 #: The gates every check runs (besides the default completed-trials gate).
 GATES = ("--min-pass-hat-k", "0.3", "--max-flakiness", "0.45", "--threshold", "0.4")
@@ -287,6 +294,9 @@ class Result:
     checks: list[Run] = field(default_factory=list)
     report: dict[str, object] = field(default_factory=dict)
     report_mb: float = 0.0
+    #: --linearity: the same stimuli with a quarter of the trials, and its checks
+    quarter: Path | None = None
+    quarter_checks: list[Run] = field(default_factory=list)
 
     @property
     def ratio(self) -> float:
@@ -299,6 +309,11 @@ class Result:
     @property
     def peak(self) -> float:
         return max(r.rss_mb for r in self.checks)
+
+    @property
+    def growth(self) -> float:
+        """How many times as long ``check`` takes with four times the trials."""
+        return best(self.checks).seconds / best(self.quarter_checks).seconds
 
 
 SUITE_BLOCK = """
@@ -330,6 +345,11 @@ def arguments(formats: list[Format], description: str) -> argparse.Namespace:
     parser.add_argument(
         "--trials-scale", type=float, default=1.0, help="trials per stimulus x this (quick runs)"
     )
+    parser.add_argument(
+        "--linearity",
+        action="store_true",
+        help="also time check with a quarter of the trials (time linear in trials)",
+    )
     parser.add_argument("--generate", help=argparse.SUPPRESS)
     return parser.parse_args()
 
@@ -353,17 +373,23 @@ def prepare(formats: list[Format], args: argparse.Namespace, script: str) -> lis
     for fmt in formats:
         if args.format and fmt.name not in args.format:
             continue
-        path = fmt.path(args.trials_scale)
-        if not path.exists():
-            started = time.perf_counter()
-            subprocess.run(
-                [sys.executable, script, "--generate", fmt.name,
-                 "--trials-scale", str(args.trials_scale)],
-                check=True,
-            )  # fmt: skip
-            print(f"generated {path.relative_to(ROOT)} in {time.perf_counter() - started:.1f} s")
-        results.append(Result(fmt, path))
+        result = Result(fmt, _generated(fmt, args.trials_scale, script))
+        if args.linearity:
+            result.quarter = _generated(fmt, args.trials_scale * QUARTER, script)
+        results.append(result)
     return results
+
+
+def _generated(fmt: Format, scale: float, script: str) -> Path:
+    path = fmt.path(scale)
+    if not path.exists():
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, script, "--generate", fmt.name, "--trials-scale", str(scale)],
+            check=True,
+        )
+        print(f"generated {path.relative_to(ROOT)} in {time.perf_counter() - started:.1f} s")
+    return path
 
 
 def measure_round(results: list[Result], work: Path, first: bool) -> None:
@@ -375,10 +401,11 @@ def measure_round(results: list[Result], work: Path, first: bool) -> None:
         )
         validate = [python, "-m", "gate.cli", "validate", str(result.path), *result.fmt.options]
         result.reads.append(measure(validate, work))
-        check = [python, "-m", "gate.cli", "check", str(result.path), *result.fmt.options,
-                 "--summary", str(work / "summary.md"), "--json", str(work / "report.json"),
-                 *GATES]  # fmt: skip
-        result.checks.append(measure(check, work))
+        outputs = ("--summary", str(work / "summary.md"), "--json", str(work / "report.json"))
+        check = [python, "-m", "gate.cli", "check", *result.fmt.options, *outputs, *GATES]
+        if result.quarter is not None:  # before the full check, whose report is read below
+            result.quarter_checks.append(measure([*check, str(result.quarter)], work))
+        result.checks.append(measure([*check, str(result.path)], work))
         if first:
             report_file = work / "report.json"
             result.report_mb = report_file.stat().st_size / 1e6
@@ -416,6 +443,19 @@ def print_table(results: list[Result]) -> list[tuple[str, bool]]:
             (f"{result.fmt.name}: peak RSS {result.peak:.0f} MB (goal <= {GOAL_RSS_MB:.0f} MB)",
              result.peak <= GOAL_RSS_MB)
         )  # fmt: skip
+    linear = [r for r in results if r.quarter_checks]
+    if linear:
+        print(f"\ntime linear in trials (check of the same stimuli, {QUARTER:g} of the trials):")
+        for result in linear:
+            quarter = best(result.quarter_checks).seconds
+            print(
+                f"  {result.fmt.name:<13} {quarter:>6.2f} s -> {best(result.checks).seconds:.2f} s"
+                f" for 4x the trials: x{result.growth:.2f}"
+            )
+            goals.append(
+                (f"{result.fmt.name}: 4x the trials take x{result.growth:.2f} as long "
+                 f"(goal <= {GOAL_LINEAR}: linear)", result.growth <= GOAL_LINEAR)
+            )  # fmt: skip
     return goals
 
 
@@ -448,7 +488,7 @@ def main() -> int:
     goals = print_table(results)
     print(f"\nsmall example (cold start): {tiny.seconds:.3f} s, peak RSS {tiny.rss_mb:.0f} MB")
     for result in results:
-        stimuli = int(result.report.get("suite", {}).get("stimuli", 0))  # type: ignore[union-attr]
+        stimuli = int(result.report.get("suite", {}).get("stimuli", 0))  # type: ignore[attr-defined]
         if result.fmt.name == "counts" and stimuli:
             per = (result.peak - tiny.rss_mb) * 1024 * 1024 / stimuli
             print(
