@@ -18,7 +18,7 @@ from gate import metrics
 from gate.errors import ConfigError
 from gate.metrics import Interval, IntervalMethod
 from gate.metrics.reliability import ReliabilityRow, reliability_rows
-from gate.table import StimulusTrials, TrialTable
+from gate.table import StimulusTrials, TableSummary, TrialTable
 from gate.trials import TrialMessage
 
 Metric = Literal["pass_rate", "pass_at_k", "pass_hat_k", "score", "flakiness"]
@@ -46,37 +46,27 @@ def reading(pass_at_k: float, pass_hat_k: float) -> str:
 class _ScoreColumns:
     """The per-stimulus values of one :func:`score_table` call, one array entry per scored
     stimulus: what the :class:`StimulusScore` views read (a 100,000-stimulus suite holds
-    about 200 bytes per stimulus here instead of a kilobyte of Python objects)."""
+    about 200 bytes per stimulus here instead of a kilobyte of Python objects). ``counts``:
+    the scored stimuli's own summary (records, n, c, errors, skipped, score sums)."""
 
     __slots__ = (
         "at_hi",
         "at_k",
         "at_lo",
         "band",
-        "c",
         "confidence",
-        "errors",
-        "errors_as_failures",
+        "counts",
         "hat_hi",
         "hat_k",
         "hat_lo",
         "labels",
-        "n",
         "percent",
         "plugin",
         "rate_hi",
         "rate_lo",
-        "records",
-        "score_sum",
-        "skipped",
     )
 
-    records: list[StimulusTrials]
-    n: npt.NDArray[np.int64]
-    c: npt.NDArray[np.int64]
-    errors: npt.NDArray[np.int64]
-    skipped: npt.NDArray[np.int64]
-    score_sum: npt.NDArray[np.float64]
+    counts: TableSummary
     at_k: npt.NDArray[np.float64]
     hat_k: npt.NDArray[np.float64]
     plugin: npt.NDArray[np.float64]
@@ -90,10 +80,9 @@ class _ScoreColumns:
     band: list[str]
     labels: tuple[str, str, str]
     confidence: float
-    errors_as_failures: bool
 
-    def __init__(self, records: list[StimulusTrials], **columns: Any) -> None:
-        self.records = records
+    def __init__(self, counts: TableSummary, **columns: Any) -> None:
+        self.counts = counts
         for name, value in columns.items():
             setattr(self, name, value)
 
@@ -156,7 +145,7 @@ class StimulusScore:
 
     @property
     def _record(self) -> StimulusTrials:
-        record: StimulusTrials = self._columns.records[self._i]
+        record: StimulusTrials = self._columns.counts.records[self._i]
         return record
 
     @property
@@ -173,32 +162,32 @@ class StimulusScore:
 
     @property
     def trials(self) -> int:
-        value: int = self._columns.n.item(self._i)
+        value: int = self._columns.counts.n.item(self._i)
         return value
 
     @property
     def passes(self) -> int:
-        value: int = self._columns.c.item(self._i)
+        value: int = self._columns.counts.c.item(self._i)
         return value
 
     @property
     def errors(self) -> int:
-        value: int = self._columns.errors.item(self._i)
+        value: int = self._columns.counts.errors.item(self._i)
         return value
 
     @property
     def skipped(self) -> int:
-        value: int = self._columns.skipped.item(self._i)
+        value: int = self._columns.counts.skipped.item(self._i)
         return value
 
     @property
     def outcomes(self) -> str:
         """P/F/E per counted trial in trial order; empty for a stimulus given as counts."""
-        return self._record.outcomes(self._columns.errors_as_failures)
+        return self._columns.counts.outcomes(self._i)
 
     @property
     def aggregate_score(self) -> float:
-        value: float = self._columns.score_sum.item(self._i) / self.trials
+        value: float = self._columns.counts.score_sum.item(self._i) / self.trials
         return value
 
     @property
@@ -314,18 +303,19 @@ def score_arrays(stimuli: Sequence[StimulusScore]) -> dict[str, npt.NDArray[Any]
             name: np.array([_field(x, name) for x in stimuli]) for name in SCORE_ARRAY_FIELDS
         }
     columns = stimuli[0]._columns
+    counts = columns.counts
     rows = np.fromiter((x._i for x in stimuli), dtype=np.int64, count=len(stimuli))
-    n, c = columns.n[rows], columns.c[rows]
+    n, c = counts.n[rows], counts.c[rows]
     return {
         "trials": n,
         "passes": c,
-        "errors": columns.errors[rows],
-        "skipped": columns.skipped[rows],
+        "errors": counts.errors[rows],
+        "skipped": counts.skipped[rows],
         "pass_rate": c / n,
         "pass_at_k": columns.at_k[rows],
         "pass_hat_k": columns.hat_k[rows],
         "pass_hat_k_plugin": columns.plugin[rows],
-        "aggregate_score": columns.score_sum[rows] / n,
+        "aggregate_score": counts.score_sum[rows] / n,
         "flakiness": np.minimum(c, n - c) / n,
         "flakiness_percent": columns.percent[rows],
         "pass_rate_lo": columns.rate_lo[rows],
@@ -543,8 +533,8 @@ def score_table(
             f"{label(records[first])!r}; choose k ≤ {fewest}"
         )
     method = cast(IntervalMethod, interval)
-    chosen = np.array(scorable, dtype=np.int64)
-    n_arr, c_arr = summary.n[chosen], summary.c[chosen]
+    counts = summary.take(np.array(scorable, dtype=np.int64))
+    n_arr, c_arr = counts.n, counts.c
     rate_iv = metrics.rate_interval(c_arr, n_arr, confidence, method)
     at_iv = metrics.pass_at_k_interval(c_arr, n_arr, chosen_k, confidence, method)
     hat_iv = metrics.pass_hat_k_interval(c_arr, n_arr, chosen_k, confidence, method)
@@ -559,12 +549,7 @@ def score_table(
         for side in ("lo", "hi")
     }
     columns = _ScoreColumns(
-        [records[i] for i in scorable],
-        n=n_arr,
-        c=c_arr,
-        errors=summary.errors[chosen],
-        skipped=summary.skipped[chosen],
-        score_sum=summary.score_sum[chosen],
+        counts,
         at_k=np.asarray(at_k, dtype=np.float64),
         hat_k=np.asarray(hat_k, dtype=np.float64),
         plugin=np.asarray(plugin, dtype=np.float64),
@@ -572,7 +557,6 @@ def score_table(
         band=[bands[p] for p in percent.tolist()],
         labels=(rate_iv.method, at_iv.method, hat_iv.method),
         confidence=rate_iv.confidence,
-        errors_as_failures=errors_as_failures,
         **ivs,
     )
     stimuli = tuple(StimulusScore(columns, j) for j in range(len(scorable)))

@@ -252,6 +252,18 @@ class TableSummary:
     def outcomes(self, i: int) -> str:
         return self.records[i].outcomes(self.errors_as_failures)
 
+    def take(self, rows: npt.NDArray[np.int64]) -> TableSummary:
+        """The summary of the stimuli at ``rows`` (positions, in that order)."""
+        return TableSummary(
+            [self.records[i] for i in rows.tolist()],
+            self.n[rows],
+            self.c[rows],
+            self.errors[rows],
+            self.skipped[rows],
+            self.score_sum[rows],
+            self.errors_as_failures,
+        )
+
 
 class _MessageLog:
     """The first few messages of each stimulus: a few flat arrays, each distinct text once."""
