@@ -1008,14 +1008,14 @@ class TrialTable:
             at = at[code[at] != PASS]
             log = self._message_log
 
-            def keep(picked: npt.NDArray[np.int64], owners: npt.NDArray[np.int64]) -> list[int]:
-                """Add the messages at ``picked``; the positions whose message is empty."""
+            def keep(picked: npt.NDArray[np.int64], owners: npt.NDArray[np.int64]) -> bool:
+                """Add the messages at ``picked``; whether one of them was empty."""
                 trials = (
                     [exact[i] for i in picked.tolist()]
                     if exact is not None
                     else indices[picked].tolist()
                 )
-                empty = []
+                empty = False
                 for i, owner, index, outcome, where in zip(
                     picked.tolist(),
                     owners.tolist(),
@@ -1026,36 +1026,30 @@ class TrialTable:
                 ):
                     text = columns.message_at(i)
                     if text is None:  # a rendered message that says nothing
-                        empty.append(i)
+                        empty = True
                         continue
                     log.add(owner, index, outcome, str(text), where)
                 return empty
 
-            left, owners = at, self._row_owner[rows[at]]
-            while left.size:
-                chosen = log.choose(owners)
-                if not keep(left[chosen], owners[chosen]):
-                    break
-                # It took no room: the stimulus's next message may have it.
-                rest = np.ones(left.size, dtype=bool)
-                rest[chosen] = False
-                left, owners = left[rest], owners[rest]
-            # And the first errored trial's, when none of those kept is one: the
-            # errored-trials table shows why the harness failed.
-            errored = at[code[at] == ERROR]
-            while errored.size:
+            def first_errors(owners: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+                """Each stimulus's first errored trial, where none of those kept is one: the
+                errored-trials table shows why the harness failed."""
                 assert log.errored is not None
-                owners = self._row_owner[rows[errored]]
-                lacking = ~log.errored[owners]
-                errored, owners = errored[lacking], owners[lacking]
-                _, firsts = np.unique(owners, return_index=True)  # each owner's first
-                firsts.sort()
-                if not keep(errored[firsts], owners[firsts]):
-                    break
-                # An empty one took no room: that stimulus's next error may have it.
-                rest = np.ones(errored.size, dtype=bool)
-                rest[firsts] = False
-                errored = errored[rest]
+                lacking = np.flatnonzero(~log.errored[owners])
+                _, firsts = np.unique(owners[lacking], return_index=True)
+                return np.sort(lacking[firsts])
+
+            # The first few of each stimulus, then the first error's when none of those is.
+            for candidates, pick in ((at, log.choose), (at[code[at] == ERROR], first_errors)):
+                while candidates.size:
+                    owners = self._row_owner[rows[candidates]]
+                    chosen = pick(owners)
+                    if not keep(candidates[chosen], owners[chosen]):
+                        break
+                    # An empty message took no room: the stimulus's next one may have it.
+                    rest = np.ones(candidates.size, dtype=bool)
+                    rest[chosen] = False
+                    candidates = candidates[rest]
 
         if error is not None:
             raise error
