@@ -653,11 +653,10 @@ _EXACT_DIGITS = 15
 
 def _texts(values: list[Any], typed: bool) -> list[str | None]:
     """Values that must be text or nothing, stripped: None for an empty one."""
-    if typed and (
-        not set(map(type, values)) <= {str, type(None), int, float} or _big_float(values)
-    ):
+    kinds = set(map(type, values))
+    if typed and (not kinds <= {str, type(None), int, float} or _big_float(values)):
         raise _NotColumnar
-    if set(map(type, values)) == {str}:  # CSV cells, JSON strings: stripped in C
+    if kinds == {str}:  # CSV cells, JSON strings: stripped in C
         stripped: list[str | None] = list(map(str.strip, values))
         return [text or None for text in stripped] if "" in stripped else stripped
     return [None if _empty(v) else str(v).strip() for v in values]
@@ -734,12 +733,10 @@ def _numbers(values: list[Any], typed: bool, unit: bool) -> list[float | None]:
 def _metadata_values(values: list[Any]) -> list[Any]:
     """:func:`_metadata_value` of each value (None where empty or missing): at once when all
     the text is numbers (the table reads only whether and which number it is)."""
-    if set(map(type, values)) == {str}:
-        try:
-            return _numbers(values, typed=False, unit=False)
-        except _NotColumnar:
-            pass
-    return [None if v is _MISSING or _empty(v) else _metadata_value(v) for v in values]
+    try:
+        return _numbers(values, typed=False, unit=False)  # text only: numbers, or not columnar
+    except _NotColumnar:
+        return [None if v is _MISSING or _empty(v) else _metadata_value(v) for v in values]
 
 
 def _columns(
