@@ -161,6 +161,21 @@ def write_generic_jsonl(path: Path, spec: Spec) -> None:
                 out.write(json.dumps(record) + "\n")
 
 
+def write_generic_jsonl_rows(path: Path, spec: Spec) -> None:
+    """Generic JSONL that the columnar path leaves to the row reader: stimulus ids that are
+    integers past 64 bits (orjson reads those as floats, so only the strict parser reads
+    them exactly), and no trial index (trials numbered in order of appearance)."""
+    with open(path, "w", encoding="utf-8") as out:
+        for rows in trial_rows(spec):
+            for row in rows:
+                record: dict[str, object] = {"case": 10**20 + int(row.stimulus[-5:])}
+                if row.status == "error":
+                    record.update(state="error", reason=row.message)
+                else:
+                    record.update(ok=row.passed, quality=row.score, state="done")
+                out.write(json.dumps(record) + "\n")
+
+
 def write_csv(path: Path, spec: Spec) -> None:
     with open(path, "w", encoding="utf-8", newline="") as out:
         writer = csv.writer(out)
@@ -223,6 +238,9 @@ class Format:
     reference: str
     options: tuple[str, ...] = ()
     spec: Spec = field(default_factory=lambda: Spec(10_000, 100))
+    #: a reader's fallback rather than a format (the row-by-row reader): its ratio is shown
+    #: but is no goal; memory and linearity are
+    fallback: bool = False
     #: the generator's version, in the cached file's name
     version: int = VERSION
 
@@ -242,6 +260,12 @@ FORMATS: list[Format] = [
     Format("jsonl-map", ".jsonl", write_generic_jsonl, "json.loads per line",
            JSON_LOADS_PER_LINE,
            ("--format", "jsonl", "--map", GENERIC_MAP + ",duration_s=elapsed,tokens=usage.tokens")),
+    # Not a format: the row-by-row reader, to which the columnar path leaves what it is not
+    # sure of (here every chunk: it holds integers past 64 bits). Linear and bounded, not fast.
+    Format("jsonl-rows", ".jsonl", write_generic_jsonl_rows, "json.loads per line",
+           JSON_LOADS_PER_LINE,
+           ("--format", "jsonl", "--map", "stimulus=case,passed=ok,score=quality,status=state,"
+            "message=reason"), fallback=True),
     Format("csv-map", ".csv", write_csv, "csv.reader", CSV_READER,
            ("--format", "csv", "--map", "stimulus=case_id,trial=run,passed=ok,score=quality,"
             "status=state,duration_s=elapsed,message=why")),
@@ -435,10 +459,11 @@ def print_table(results: list[Result]) -> list[tuple[str, bool]]:
             f"{full.seconds:>8.2f} {result.ratio:>6.2f} "
             f"{result.peak:>8.0f} {result.report_mb:>9.1f}"
         )
-        goals.append(
-            (f"{result.fmt.name}: check / {result.fmt.reference_name} = {result.ratio:.2f} "
-             f"(goal <= {GOAL_RATIO})", result.ratio <= GOAL_RATIO)
-        )  # fmt: skip
+        if not result.fmt.fallback:
+            goals.append(
+                (f"{result.fmt.name}: check / {result.fmt.reference_name} = {result.ratio:.2f} "
+                 f"(goal <= {GOAL_RATIO})", result.ratio <= GOAL_RATIO)
+            )  # fmt: skip
         goals.append(
             (f"{result.fmt.name}: peak RSS {result.peak:.0f} MB (goal <= {GOAL_RSS_MB:.0f} MB)",
              result.peak <= GOAL_RSS_MB)

@@ -24,6 +24,7 @@ import itertools
 import math
 from collections import Counter
 from collections.abc import Generator, Iterable, Iterator, Mapping
+from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
@@ -531,12 +532,10 @@ def read_jsonl(path: str, options: IngestOptions) -> Iterator[Record | TrialColu
     mapping = _column_map(options, None, Provenance(path))
     unseen = set(options.column_map.values())
     order = Appearance()
-    numbered = 0
     for first_line, records, lines in _jsonl_chunks(path):
-        if all(type(r) is dict for r in records):
+        if set(map(type, records)) <= {dict}:
             get = _JsonColumns(records)
             try:
-                before = sum(order._seen.values())
                 columns = _columns(
                     get,
                     len(records),
@@ -550,8 +549,7 @@ def read_jsonl(path: str, options: IngestOptions) -> Iterator[Record | TrialColu
             except _NotColumnar:
                 pass
             else:
-                numbered += sum(order._seen.values()) - before
-                unseen = {c for c in unseen if all(v is _MISSING for v in get(c) or ())}
+                unseen = {c for c in unseen if _all_missing(get(c) or [])}
                 yield columns
                 continue
         for offset, record in enumerate(_strictly(path, first_line, lines, records)):
@@ -560,19 +558,17 @@ def read_jsonl(path: str, options: IngestOptions) -> Iterator[Record | TrialColu
                 raise InputError("line is not a JSON object", where, found=type(record).__name__)
             if unseen:
                 unseen = {column for column in unseen if not _lookup(record, column)[0]}
-            before = sum(order._seen.values())
             yield _row_trial(record, mapping, where, options, order, strict_keys=False, typed=True)
-            numbered += sum(order._seen.values()) - before
     if unseen:
         # A typo in --map would otherwise read as "no value" on every line.
         raise InputError(
             f"--map names column(s) that no record has: {', '.join(sorted(unseen))}",
             Provenance(path),
         )
-    if numbered:
+    if order.given:
         warn(
             path,
-            f"{numbered} record(s) have no trial index (no {mapping['trial']!r} key): each "
+            f"{order.given} record(s) have no trial index (no {mapping['trial']!r} key): each "
             "stimulus's trials are numbered in order of appearance, so a trial given twice "
             "counts twice",
         )
@@ -603,8 +599,8 @@ class _JsonColumns:
                 try:  # a key every record has (the usual case): in C
                     found = list(map(itemgetter(column), records))
                 except KeyError:
-                    found = [r.get(column, _MISSING) for r in records]
-            if top_level and found is not None and all(v is _MISSING for v in found):
+                    found = list(map(dict.get, records, repeat(column), repeat(_MISSING)))
+            if top_level and found is not None and _all_missing(found):
                 found = None
             self._cache[key] = found
         return self._cache[key]
@@ -615,17 +611,26 @@ def _path_values(records: list[dict[str, Any]], column: str, literal: bool) -> l
     one; then the dotted path through JSON objects)."""
     if literal:
         return [_value_at(r, column) for r in records]
-    first, *rest = column.split(".")
-    found = []
-    for record in records:
-        value: Any = record.get(first, _MISSING)
-        for part in rest:
-            if not isinstance(value, dict):
-                value = _MISSING
-                break
-            value = value.get(part, _MISSING)
-        found.append(value)
+    found: list[Any] = records
+    for part in column.split("."):
+        if set(map(type, found)) == {dict}:  # every value an object: looked up in C
+            found = list(map(dict.get, found, repeat(part), repeat(_MISSING)))
+        else:
+            found = [v.get(part, _MISSING) if type(v) is dict else _MISSING for v in found]
     return found
+
+
+def _all_missing(values: list[Any]) -> bool:
+    return values.count(_MISSING) == len(values)
+
+
+def _absent_as_none(values: list[Any]) -> list[Any]:
+    """The values with None where a JSON row has none (``_MISSING``)."""
+    if _MISSING not in values:
+        return values
+    if set(map(type, values)).isdisjoint((dict, list)):  # hashable: replaced in C
+        return list(map({_MISSING: None}.get, values, values))
+    return [None if v is _MISSING else v for v in values]
 
 
 def _value_at(row: Mapping[str, Any], column: str) -> Any:
@@ -659,14 +664,18 @@ def _texts(values: list[Any], typed: bool) -> list[str | None]:
     if kinds == {str}:  # CSV cells, JSON strings: stripped in C
         stripped: list[str | None] = list(map(str.strip, values))
         return [text or None for text in stripped] if "" in stripped else stripped
+    if kinds == {type(None)}:  # a column no JSON row has
+        return list(values)
     return [None if _empty(v) else str(v).strip() for v in values]
 
 
 def _optional_texts(values: list[Any]) -> list[str | None]:
     """str() of each value, None where it is missing or empty (a message, an outcome)."""
-    if set(map(type, values)) == {str}:
-        blank = {value for value in set(values) if not value.strip()}
-        return [None if v in blank else v for v in values] if blank else list(values)
+    if set(map(type, values)) <= {str, type(None), object}:  # object: _MISSING
+        nothing = {v for v in set(values) if type(v) is not str or not v.strip()}
+        if not nothing:
+            return list(values)
+        return list(map(dict.fromkeys(nothing).get, values, values))  # None for those, in C
     return [None if v is _MISSING or _empty(v) else str(v) for v in values]
 
 
@@ -769,7 +778,7 @@ def _columns(
     if suite_values is None:
         suites = [default_suite] * size
     else:
-        given = _texts([None if v is _MISSING else v for v in suite_values], typed)
+        given = _texts(_absent_as_none(suite_values), typed)
         suites = [default_suite if t is None else t for t in given]
     # The trial index: given in every row, or in none (numbered in order of appearance).
     trial_values = column("trial")
@@ -796,7 +805,7 @@ def _columns(
     if passed_values is None:
         passed: list[bool | None] = [None] * size
     elif typed:
-        passed = [None if v is _MISSING else v for v in passed_values]
+        passed = _absent_as_none(passed_values)
         if not set(map(type, passed)) <= {bool, type(None)}:
             raise _NotColumnar
     else:
@@ -805,11 +814,7 @@ def _columns(
     statuses: list[Status] = ["ok"] * size
     status_values = column("status")
     if status_values is not None:
-        raw = (
-            [None if v is _MISSING else v for v in status_values]
-            if _MISSING in status_values
-            else status_values
-        )
+        raw = _absent_as_none(status_values)
         if typed and not set(map(type, raw)) <= {str, type(None)}:
             raise _NotColumnar
         read = _distinct(
@@ -829,9 +834,7 @@ def _columns(
     score_values = column("score")
     scores: list[float | None] = [None] * size
     if score_values is not None:
-        if _MISSING in score_values:
-            score_values = [None if v is _MISSING else v for v in score_values]
-        scores = _numbers(score_values, typed, unit=True)
+        scores = _numbers(_absent_as_none(score_values), typed, unit=True)
     outcome_values = column("outcome")
     outcomes = None
     for values in (outcome_values, column("message"), column("tags")):
@@ -873,8 +876,10 @@ def _columns(
         if not typed:  # CSV cells: finite_number's numbers, or not columnar
             usage[field] = _numbers(values, typed, unit=False)
             continue
-        present = [None if v is _MISSING else v for v in values] if _MISSING in values else values
-        numeric = [v for v in present if not isinstance(v, dict)]
+        present = _absent_as_none(values)
+        numeric = present if dict not in set(map(type, present)) else [
+            v for v in present if not isinstance(v, dict)
+        ]
         _numbers(numeric, typed, unit=False)  # or not columnar: json_number refuses
         usage[field] = present  # numbers, or {input, output, total} tokens: the table reads
     if not given_index:

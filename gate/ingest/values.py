@@ -218,8 +218,11 @@ class Appearance:
 
     def __init__(self) -> None:
         self._seen: Counter[tuple[str, str]] = Counter()
+        #: how many indices were given in all
+        self.given = 0
 
     def next(self, suite: str, stimulus: str) -> int:
         index = self._seen[(suite, stimulus)]
         self._seen[(suite, stimulus)] += 1
+        self.given += 1
         return index

@@ -176,3 +176,19 @@ def test_jsonl_errors_are_the_row_readers(
     options = IngestOptions(format="jsonl", column_map=JSONL_MAP)
     fast, slow = (read(path, options, c, monkeypatch) for c in (True, False))
     assert fast == slow
+
+
+def test_records_numbered_counted_once_across_columnar_and_row_chunks(tmp_path: Path) -> None:
+    # Three chunks of about a megabyte: the middle one holds an integer past 64 bits, so it
+    # is read row by row; the warning counts every record numbered, each once (the count
+    # was once a sum over every stimulus per record: quadratic in the row reader).
+    lines = [json.dumps({"case": f"s{i % 997}", "ok": i % 3 == 0}) for i in range(90_000)]
+    lines[45_000] = json.dumps({"case": 10**20, "ok": True})
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    options = IngestOptions(format="jsonl", column_map={"stimulus": "case", "passed": "ok"})
+    with pytest.warns(UserWarning, match="^.*90,?000 record") as caught:
+        kinds = [type(x).__name__ for x in tabular.read_jsonl(str(path), options)]
+    assert {"TrialColumns", "Trial"} <= set(kinds)
+    assert sum(kind == "Trial" for kind in kinds) > 1_000  # the middle chunk, row by row
+    assert len(caught) == 1
