@@ -292,8 +292,11 @@ def _delimiter(path: str, sample: str) -> str:
         return ","
 
 
-def _bounded_lines(handle: io.TextIOBase, path: str, delimiter: str) -> Iterator[str]:
-    """The physical lines of a CSV file, each checked before the csv module splits it.
+def _bounded_lines(
+    handle: io.TextIOBase, path: str, delimiter: str, base: int = 0
+) -> Iterator[str]:
+    """The physical lines of a CSV file, each checked before the csv module splits it (errors
+    number them after ``base``).
 
     A line may be at most :data:`gate.limits.LINE_BYTES` long, and a long line (over 64 KiB)
     may hold at most as many delimiters as a header may have columns: a megabyte of commas
@@ -301,7 +304,7 @@ def _bounded_lines(handle: io.TextIOBase, path: str, delimiter: str) -> Iterator
     """
     maximum = limits.LINE_BYTES.value()
     columns = limits.CSV_COLUMNS.value()
-    number = 0
+    number = base
     while line := handle.readline(maximum + 1):
         number += 1
         if len(line) > maximum:
@@ -316,9 +319,10 @@ def _bounded_lines(handle: io.TextIOBase, path: str, delimiter: str) -> Iterator
 def read_csv(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
     """Read a CSV/TSV file with a header row; errors name the row's line.
 
-    Blocks of about a megabyte are read as columns (:func:`_csv_blocks`) while they are
-    plain (no quotes, every line with the header's number of cells); from the first block
-    that is not, the csv module reads the rest, row by row."""
+    Blocks of about a megabyte of whole records are read as columns when certain, else row
+    by row (:func:`_csv_blocks`); from a block it cannot cut or decode (a stray carriage
+    return, invalid UTF-8, a quoted cell open for megabytes), the csv module reads the rest
+    of the file, row by row, and words any error."""
     with io.TextIOWrapper(open_input(path), encoding="utf-8-sig", newline="") as handle:
         reader = None
         try:
@@ -368,35 +372,68 @@ def _csv_rows(
         raw.seek(offset)
         encoding = "utf-8-sig" if offset == 0 else "utf-8"
         with io.TextIOWrapper(raw, encoding=encoding, newline="") as handle:
-            reader = None
+            # Lines are counted from the file's start (offset 0: the header is read again and
+            # skipped), or from the line the columnar path stopped at.
+            rows = _rows(
+                handle, path, header, mapping, delimiter, options, order,
+                base=0 if offset == 0 else first_line - 1, skip_header=offset == 0,
+            )  # fmt: skip
             try:
-                lines = _bounded_lines(handle, path, delimiter)
-                reader = csv.reader(lines, delimiter=delimiter, strict=True)
-                # Lines are counted from the file's start (offset 0: the header is read again
-                # and skipped), or from the line the columnar path stopped at.
-                base = 0 if offset == 0 else first_line - 1
-                if offset == 0:
-                    next(reader, None)
-                line = base + reader.line_num
-                for cells in reader:
-                    start, line = line + 1, base + reader.line_num
-                    if not any(cell.strip() for cell in cells):
-                        continue
-                    where = Provenance(path, start)
-                    if len(cells) != len(header):
-                        raise InputError(
-                            "row has the wrong number of cells",
-                            where,
-                            expected=f"{len(header)} (as in the header)",
-                            found=str(len(cells)),
-                        )
-                    row = dict(zip(header, cells, strict=True))
-                    yield _row_trial(row, mapping, where, options, order, strict_keys=True)
-            except csv.Error as error:
-                number = base + reader.line_num if reader is not None else None
-                raise InputError(f"not valid CSV: {error}", Provenance(path, number)) from None
+                yield from rows
+            except _NotCsv as error:
+                raise InputError(
+                    f"not valid CSV: {error.reason}", Provenance(path, error.line)
+                ) from None
             except UnicodeDecodeError as error:
                 raise InputError(f"not UTF-8 text ({error.reason})", Provenance(path)) from None
+
+
+class _NotCsv(Exception):
+    """The csv module refused the text at a line."""
+
+    def __init__(self, reason: str, line: int | None) -> None:
+        super().__init__(reason)
+        self.reason, self.line = reason, line
+
+
+def _rows(
+    handle: io.TextIOBase,
+    path: str,
+    header: list[str],
+    mapping: Mapping[str, str],
+    delimiter: str,
+    options: IngestOptions,
+    order: Appearance,
+    *,
+    base: int,
+    skip_header: bool,
+) -> Iterator[Trial]:
+    """The trials of the rows of CSV text, its lines numbered after ``base``; a row of blank
+    cells is skipped. The csv module's refusal raises :class:`_NotCsv`."""
+    reader = None
+    try:
+        reader = csv.reader(
+            _bounded_lines(handle, path, delimiter, base), delimiter=delimiter, strict=True
+        )
+        if skip_header:
+            next(reader, None)
+        line = base + reader.line_num
+        for cells in reader:
+            start, line = line + 1, base + reader.line_num
+            if not any(cell.strip() for cell in cells):
+                continue
+            where = Provenance(path, start)
+            if len(cells) != len(header):
+                raise InputError(
+                    "row has the wrong number of cells",
+                    where,
+                    expected=f"{len(header)} (as in the header)",
+                    found=str(len(cells)),
+                )
+            row = dict(zip(header, cells, strict=True))
+            yield _row_trial(row, mapping, where, options, order, strict_keys=True)
+    except csv.Error as error:
+        raise _NotCsv(str(error), base + reader.line_num if reader is not None else None) from None
 
 
 class _CsvColumns:
@@ -414,29 +451,43 @@ class _CsvColumns:
         return self._cells[at :: self._width]
 
 
-def _plain_cells(text: str, delimiter: str, width: int) -> tuple[int, list[str]] | None:
-    """(rows, every cell row after row) of whole lines of CSV text, one row per line and
-    ``width`` cells each; None otherwise. Without quotes the text is split at the
-    delimiter; with them the csv module splits it (quoted cells may hold delimiters)."""
-    if '"' in text:
+def _plain_cells(text: str, delimiter: str, width: int) -> tuple[list[int], list[str]] | None:
+    """(each row's first line, counted from 0; every cell, row after row) of whole CSV
+    records of ``width`` cells each, lines ending in LF or CRLF; None for anything else (a
+    row of another width, text the csv module refuses). Plain lines are split at the
+    delimiter; anything else (quoted cells, which may hold delimiters and newlines; blank
+    lines) by the csv module, leaving out blank lines as the row reader does. A row of blank
+    cells may be given: the caller's stimulus check refuses it."""
+    lines = text.count("\n") + (not text.endswith("\n"))
+    if '"' not in text:
+        rows = text.replace("\r\n", "\n").split("\n")
+        if rows[-1] == "":
+            rows.pop()
+        if set(map(str.count, rows, itertools.repeat(delimiter))) == {width - 1}:
+            return list(range(lines)), delimiter.join(rows).split(delimiter)
+    try:
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-        try:
-            parsed = list(reader)
-        except csv.Error:
-            return None
-        lines = text.count("\n") + (not text.endswith("\n"))
-        if reader.line_num != lines or len(parsed) != lines:
-            return None  # a quoted cell over several lines: line numbers would be off
-        if set(map(len, parsed)) != {width}:
-            return None
-        return len(parsed), list(itertools.chain.from_iterable(parsed))
-    rows = text.split("\n")
-    if rows[-1] == "":
-        rows.pop()
-    if set(map(str.count, rows, itertools.repeat(delimiter))) != {width - 1}:
+        parsed = list(reader)
+        starts: list[int] = list(range(lines))
+        if reader.line_num != lines or len(parsed) != lines or set(map(len, parsed)) != {width}:
+            # Cells over several lines, blank lines, rows of blank cells: row by row.
+            reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+            parsed, starts, end = [], [], 0
+            for row in reader:
+                if any(cell.strip() for cell in row):
+                    parsed.append(row)
+                    starts.append(end)
+                end = reader.line_num
+    except csv.Error:
         return None
-    cells = delimiter.join(rows).split(delimiter)
-    return len(rows), cells
+    if set(map(len, parsed)) != {width}:
+        return None
+    return starts, list(itertools.chain.from_iterable(parsed))
+
+
+#: A quoted cell still open at the end of a block is read with the next blocks, up to this
+#: many bytes; past it, the csv module reads the rest of the file.
+_OPEN_QUOTE_BYTES = 16 << 20
 
 
 def _csv_blocks(
@@ -446,43 +497,105 @@ def _csv_blocks(
     delimiter: str,
     options: IngestOptions,
     order: Appearance,
-) -> Generator[TrialColumns, None, tuple[int, int]]:
-    """Blocks of plain rows as columns; returns (byte offset, line) where the csv module
-    must take over (the end of the file when every block was plain)."""
+) -> Generator[TrialColumns | Trial, None, tuple[int, int]]:
+    """Blocks of whole records, as columns when plain, else row by row; returns (byte
+    offset, line) where the csv module must read the rest of the file (the end of the file
+    when every block was read).
+
+    A block ends at a line end outside quotes: one that would end inside a quoted cell (an
+    odd number of quotes) is read together with the next. A block is read row by row alone
+    only when that gives what reading the whole file would: its rows are gathered first,
+    and if the csv module refuses the block (a quote the count misjudged), nothing of it is
+    given and the csv module reads the rest of the file instead, which words any error."""
     from gate.reading import line_blocks
 
-    width = len(header)
     with open_input(path) as handle:
         head = handle.readline(limits.LINE_BYTES.value() + 1)
         if not head.endswith(b"\n"):
             return (0, 2)  # a header line that does not end: let the csv module say
         offset, line = handle.tell(), 2
-        for first_line, start, lines in line_blocks(handle, path, 1 << 20, first_line=2):
-            offset, line = start, first_line
-            data = b"".join(lines)
+        held: list[bytes] = []  # a block that ends inside a quoted cell, read with the next
+        held_at = (offset, line)
+        for first_line, start, block_lines in line_blocks(handle, path, 1 << 20, first_line=2):
+            if held:
+                (start, first_line), block_lines, held = held_at, held + block_lines, []
+            data = b"".join(block_lines)
+            if data.count(b'"') % 2:
+                if len(data) > _OPEN_QUOTE_BYTES:
+                    return (start, first_line)
+                held, held_at = block_lines, (start, first_line)
+                continue
             if b"\r" in data.replace(b"\r\n", b"\n"):
-                return (offset, line)
-            if max(map(len, lines)) > limits.CSV_FIELD_CHARS.value():
-                return (offset, line)  # a cell may be over the csv module's limit: it says
+                return (start, first_line)
+            if max(map(len, block_lines)) > limits.CSV_FIELD_CHARS.value():
+                return (start, first_line)  # a cell may be over the csv module's limit: it says
             try:
-                text = data.decode("utf-8").replace("\r\n", "\n")
+                text = data.decode("utf-8")
             except UnicodeDecodeError:
-                return (offset, line)
-            split = _plain_cells(text, delimiter, width)
-            if split is None:
-                return (offset, line)  # blank lines, wrong numbers of cells, quoted newlines
-            rows, cells = split
-            numbers = list(range(first_line, first_line + rows))
-            try:
-                columns = _columns(
-                    _CsvColumns(header, cells), rows, numbers, path, mapping, options,
-                    order, typed=False,
-                )  # fmt: skip
-            except _NotColumnar:
-                return (offset, line)
-            yield columns
-            offset, line = start + len(data), first_line + len(lines)
+                return (start, first_line)
+            read: list[TrialColumns] | list[Trial] | None = _block_columns(
+                text, header, first_line, path, mapping, delimiter, options, order
+            )
+            if read is None:
+                read = _block_rows(text, header, first_line, path, mapping, delimiter, options,
+                                   order)  # fmt: skip
+            if read is None:
+                return (start, first_line)
+            yield from read
+            offset, line = start + len(data), first_line + len(block_lines)
+    if held:
+        return held_at  # a quoted cell open at the end: the csv module says
     return (offset, line)
+
+
+def _block_columns(
+    text: str,
+    header: list[str],
+    first_line: int,
+    path: str,
+    mapping: Mapping[str, str],
+    delimiter: str,
+    options: IngestOptions,
+    order: Appearance,
+) -> list[TrialColumns] | None:
+    """A block of whole records as one TrialColumns; None unless it is certain."""
+    split = _plain_cells(text, delimiter, len(header))
+    if split is None:
+        return None  # blank lines, rows of other widths, text the csv module refuses
+    starts, cells = split
+    try:
+        columns = _columns(
+            _CsvColumns(header, cells), len(starts), [first_line + s for s in starts], path,
+            mapping, options, order, typed=False,
+        )  # fmt: skip
+    except _NotColumnar:
+        return None
+    return [columns]
+
+
+def _block_rows(
+    text: str,
+    header: list[str],
+    first_line: int,
+    path: str,
+    mapping: Mapping[str, str],
+    delimiter: str,
+    options: IngestOptions,
+    order: Appearance,
+) -> list[Trial] | None:
+    """A block of whole records row by row; None (and the numbering as it was) when the csv
+    module refuses it: the caller lets it read the rest of the file instead. A bad value
+    raises the row reader's error, as reading the whole file would."""
+    before = order.copy()
+    rows = _rows(
+        io.StringIO(text, newline=""), path, header, mapping, delimiter, options, order,
+        base=first_line - 1, skip_header=False,
+    )  # fmt: skip
+    try:
+        return list(rows)
+    except _NotCsv:
+        order.restore(before)
+        return None
 
 
 def _jsonl_chunks(path: str) -> Iterator[tuple[int, list[Any], list[bytes] | None]]:

@@ -226,3 +226,13 @@ class Appearance:
         self._seen[(suite, stimulus)] += 1
         self.given += 1
         return index
+
+    def copy(self) -> Appearance:
+        """The numbering as it is now (for :meth:`restore`)."""
+        copy = Appearance()
+        copy._seen, copy.given = self._seen.copy(), self.given
+        return copy
+
+    def restore(self, earlier: Appearance) -> None:
+        """Number on as ``earlier`` would."""
+        self._seen, self.given = earlier._seen.copy(), earlier.given

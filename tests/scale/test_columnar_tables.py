@@ -31,7 +31,12 @@ def read(path: Path, options: IngestOptions, columnar: bool, monkeypatch: Any) -
             def refuse(*args: Any, **kwargs: Any) -> Any:
                 raise tabular._NotColumnar
 
+            def whole_file_by_rows(*args: Any) -> Any:
+                return (0, 2)  # the csv module reads the whole file, as it always could
+                yield
+
             patch.setattr(tabular, "_columns", refuse)
+            patch.setattr(tabular, "_csv_blocks", whole_file_by_rows)
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -192,3 +197,58 @@ def test_records_numbered_counted_once_across_columnar_and_row_chunks(tmp_path: 
     assert {"TrialColumns", "Trial"} <= set(kinds)
     assert sum(kind == "Trial" for kind in kinds) > 1_000  # the middle chunk, row by row
     assert len(caught) == 1
+
+
+def awkward_csv(rng: random.Random, rows: int, newline: str) -> str:
+    """Rows with what the columnar split cannot take: messages over several lines, blank
+    lines, rows of blank cells, a quote inside an unquoted cell (literal to the csv module,
+    so quotes in a block may not pair up)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator=newline)
+    writer.writerow(["case", "run", "ok", "quality", "state", "why", "secs", "tokens", "extra"])
+    for i in range(rows):
+        why = rng.choice(["", "boom", "x, y", "two\nlines", "a\r\nb", 'say "hi"\n\n"ok"'])
+        writer.writerow([f"c{i % 9}", i // 9, rng.choice(["yes", "no"]), "", "done", why,
+                         rng.choice(["", "1.5"]), "", "z"])  # fmt: skip
+        odd = rng.random()
+        if odd < 0.03:
+            out.write(newline)
+        elif odd < 0.06:
+            out.write(",,,,,,,," + newline)
+        elif odd < 0.08:
+            out.write(f'q{i},{i // 9 + 10_000},yes,,done,ab"c,,,z{newline}')
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("small", [True, False])
+def test_csv_awkward_blocks_equal_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, newline: str, small: bool
+) -> None:
+    path = tmp_path / "r.csv"
+    path.write_bytes(awkward_csv(random.Random(seed), 600, newline).encode())
+    options = IngestOptions(format="csv", column_map=CSV_MAP)
+    if small:  # block edges everywhere, inside quoted cells too
+        monkeypatch.setattr(tabular, "_csv_blocks", _small_blocks(tabular._csv_blocks))
+    fast, slow = (read(path, options, c, monkeypatch) for c in (True, False))
+    assert fast == slow and not fast.startswith("error")
+
+
+def test_csv_blocks_after_one_with_multiline_cells_stay_columnar(tmp_path: Path) -> None:
+    rows = ["case,run,ok,why"] + [f"s{i % 50},{i // 50},yes," for i in range(200_000)]
+    rows[3] = 's2,0,no,"first line\n\nthird line"'  # a quoted cell over three lines
+    rows[5] = ""  # and a blank line: still read as columns, by the csv module's rows
+    path = tmp_path / "r.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    options = IngestOptions(format="csv", column_map={"stimulus": "case", "trial": "run",
+                                                     "passed": "ok", "message": "why"})  # fmt: skip
+    read_as = [type(x).__name__ for x in tabular.read_csv(str(path), options)]
+    assert len(read_as) > 2 and set(read_as) == {"TrialColumns"}
+    table, _ = load([str(path)], options)
+    assert table.stimuli[("default", "s2")].trial_messages[0].text == "first line\n\nthird line"
+    # Lines are still counted right after it: the last row is on line 200,003 (two more
+    # lines for the cell, and the header).
+    path.write_text("\n".join([*rows[:-1], "s0,9999,maybe,"]) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"r\.csv:200003: .*'ok'"):
+        load([str(path)], options)
