@@ -252,3 +252,17 @@ def test_csv_blocks_after_one_with_multiline_cells_stay_columnar(tmp_path: Path)
     path.write_text("\n".join([*rows[:-1], "s0,9999,maybe,"]) + "\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"r\.csv:200003: .*'ok'"):
         load([str(path)], options)
+
+
+def test_csv_line_numbers_after_the_row_reader_takes_over(tmp_path: Path) -> None:
+    # A stray carriage return on line 3 hands the rest of the file to the csv module; a
+    # line of 70,000 commas further on is refused naming its own line, counted from the
+    # file's start (it was once counted from where the csv module took over).
+    rows = ["case,ok"] + [f"s{i},yes" for i in range(100_000)]
+    rows[2] = "s1,yes\r"
+    rows[80_000] = "s9," + "," * 70_000
+    path = tmp_path / "r.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    options = IngestOptions(format="csv", column_map={"stimulus": "case", "passed": "ok"})
+    with pytest.raises(InputError, match=r"r\.csv:80001: .*cells"):
+        load([str(path)], options)
