@@ -89,8 +89,10 @@ MIN_STIMULI = 5
 #: The same for the change in p95 duration: a percentile bootstrap of a tail
 #: quantile needs more stimuli: it covered 72-90% at 10 shared stimuli, 90-96% at 20.
 MIN_STIMULI_P95 = 20
-#: Cap on the temporary (resamples × stimuli or trials) matrices, in elements.
-_CHUNK_ELEMENTS = 1 << 21
+#: Cap on the temporary (resamples × stimuli or trials) matrices, in elements: 1M
+#: elements is 8 MB a matrix, a few alive at once (2M put a comparison of a million trials
+#: over the 300 MB goal; no slower, measured).
+_CHUNK_ELEMENTS = 1 << 20
 
 QUANTILE_METHOD = "linear (numpy default; Hyndman & Fan 1996 type 7)"
 MEAN_METHOD = "studentized cluster bootstrap over stimuli"
@@ -626,6 +628,7 @@ class _SortedTrials(NamedTuple):
         total = values.size
         order = np.argsort(values, kind="stable")
         values, cluster = values[order], cluster[order]
+        del order  # 8 bytes a trial, not kept while the counts below are made
         per_cluster = np.bincount(cluster, minlength=clusters).astype(np.float64)
         own = int(np.floor((total - 1) * q))
         share = np.bincount(cluster[: own + 1], minlength=clusters)
@@ -641,10 +644,11 @@ class _SortedTrials(NamedTuple):
         if band[1] - band[0] > block + clusters * blocks:
             band = (0, 0)  # few stimuli: resamples' quantiles spread too far for a band
         below_band = np.bincount(cluster[: band[0]], minlength=clusters).astype(np.float64)
-        of_block = np.arange(total) // block
-        counts = np.bincount(cluster * blocks + of_block, minlength=clusters * blocks)
+        # Block by block: no index array as long as the trials (a million: 16 MB more).
         before = np.zeros((clusters, blocks + 1))
-        np.cumsum(counts.reshape(clusters, blocks), axis=1, out=before[:, 1:])
+        for j in range(blocks):
+            part = cluster[j * block : (j + 1) * block]
+            before[:, j + 1] = before[:, j] + np.bincount(part, minlength=clusters)
         return cls(values, cluster, per_cluster, band, below_band, before, block)
 
     @property

@@ -392,7 +392,9 @@ class SlotStore:
         occupancy = self._dense[self.occupancy][chosen, : self._width]
         which, columns = np.nonzero(occupancy)
         row_of = chosen[which]
+        del which  # a million trials: 8 MB each, not kept while the columns are gathered
         arrays = [self._dense[name][row_of, columns] for name in names]
+        del columns
         extra_rows: list[int] = []
         extra_values: list[list[Any]] = [[] for _ in names]
         positions = [self._names.index(name) for name in names]
