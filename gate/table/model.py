@@ -1300,8 +1300,10 @@ class TrialTable:
         )
 
     def finish(self) -> TrialTable:
-        """Store what is buffered; kept for callers of the list-based table."""
+        """Store what is buffered and give back the storage's spare room (a table that is
+        read in full; adding more trials afterwards still works)."""
         self.flush()
+        self._store.compact(len(self._rows))
         return self
 
     def suite_names(self) -> list[str]:

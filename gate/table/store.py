@@ -192,12 +192,26 @@ class SlotStore:
         if cap != self._cap or width != self._width:
             self._reshape(cap, width)
 
+    def compact(self, rows: int) -> None:
+        """Give back the room growth left (rows and slots grow by doubling): keep ``rows``
+        rows, the ones in use, and the slots up to the highest trial index stored densely.
+        A table of 10,000 stimuli × 100 trials kept 16,384 × 128 slots; now 10,000 × 100."""
+        import numpy as np
+
+        if not self._cap:
+            return
+        used = self._dense[self.occupancy][:rows].any(axis=0)
+        width = int(np.flatnonzero(used)[-1]) + 1 if used.any() else 1
+        cap = max(1, min(rows, self._cap))
+        if cap < self._cap or width < self._width:
+            self._reshape(cap, min(width, self._width))
+
     def _reshape(self, cap: int, width: int) -> None:
         """Reallocate to ``cap`` rows × ``width`` slots; cells move so that a trial index is
         in the dense arrays exactly when it is below the width."""
         import numpy as np
 
-        used = self._cap
+        used = min(self._cap, cap)
         if width < self._width:
             self._spill(width)
         keep = min(width, self._width)

@@ -250,3 +250,35 @@ def test_memory_per_trial_and_per_stimulus_stays_small() -> None:
     per_slot = sum(array.itemsize for array in store._dense.values())
     assert per_slot == 1 + 8 + 8 + 8  # code, score, where, duration: no category, cost or tokens
     assert store.slots <= 4 * len(table)
+
+
+def test_a_finished_table_keeps_only_the_room_it_uses() -> None:
+    # 300 stimuli × 100 trials: grown by doubling to 512 rows × 128 slots; finished,
+    # exactly 300 × 100, with every trial where it was; trials added afterwards still fit
+    # (the store grows again), a sparse index among them.
+    from tests.scale.conftest import snapshot
+
+    records = [{"stimulus": f"s{s}", "trial": t, "passed": (s + t) % 3 == 0, "score": 0.25,
+                "metadata": {"tokens": t}}
+               for t in range(100) for s in range(300)]  # fmt: skip
+    table = TrialTable()
+    table.add(TrialBatch(records, "r.jsonl", first_line=1))
+    table.flush()
+    assert (table._store._cap, table._store.width) == (512, 128)
+    before = snapshot(table)
+    usage = table.usage()
+    table.finish()
+    assert (table._store._cap, table._store.width) == (300, 100)
+    assert snapshot(table) == before
+    after = table.usage()
+    assert usage is not None and after is not None
+    assert np.array_equal(usage.tokens, after.tokens)
+    assert np.array_equal(usage.stimulus, after.stimulus)
+    more = [{"stimulus": "s7", "trial": 100, "passed": True}, {"stimulus": "new", "trial": 0,
+            "passed": False}, {"stimulus": "s8", "trial": 10**6, "passed": True}]  # fmt: skip
+    table.add(TrialBatch(more, "more.jsonl", first_line=1))
+    table.finish()
+    assert len(table) == 30_003
+    assert table.stimuli[("default", "s7")].indices[-1] == 100
+    assert table.stimuli[("default", "s8")].indices[-1] == 10**6
+    assert (table.stimuli[("default", "new")].n(), table.stimuli[("default", "new")].c()) == (1, 0)
