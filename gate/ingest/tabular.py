@@ -451,7 +451,9 @@ class _CsvColumns:
         return self._cells[at :: self._width]
 
 
-def _plain_cells(text: str, delimiter: str, width: int) -> tuple[list[int], list[str]] | None:
+def _plain_cells(
+    text: str, delimiter: str, width: int
+) -> tuple[range | list[int], list[str]] | None:
     """(each row's first line, counted from 0; every cell, row after row) of whole CSV
     records of ``width`` cells each, lines ending in LF or CRLF; None for anything else (a
     row of another width, text the csv module refuses). Plain lines are split at the
@@ -464,20 +466,20 @@ def _plain_cells(text: str, delimiter: str, width: int) -> tuple[list[int], list
         if rows[-1] == "":
             rows.pop()
         if set(map(str.count, rows, itertools.repeat(delimiter))) == {width - 1}:
-            return list(range(lines)), delimiter.join(rows).split(delimiter)
+            return range(lines), delimiter.join(rows).split(delimiter)
     try:
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
         parsed = list(reader)
-        starts: list[int] = list(range(lines))
-        if reader.line_num != lines or len(parsed) != lines or set(map(len, parsed)) != {width}:
-            # Cells over several lines, blank lines, rows of blank cells: row by row.
-            reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-            parsed, starts, end = [], [], 0
-            for row in reader:
-                if any(cell.strip() for cell in row):
-                    parsed.append(row)
-                    starts.append(end)
-                end = reader.line_num
+        if reader.line_num == lines and len(parsed) == lines and set(map(len, parsed)) == {width}:
+            return range(lines), list(itertools.chain.from_iterable(parsed))
+        # Cells over several lines, blank lines, rows of another width: row by row.
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+        parsed, starts, end = [], [], 0
+        for row in reader:
+            if any(cell.strip() for cell in row):
+                parsed.append(row)
+                starts.append(end)
+            end = reader.line_num
     except csv.Error:
         return None
     if set(map(len, parsed)) != {width}:
@@ -502,11 +504,13 @@ def _csv_blocks(
     offset, line) where the csv module must read the rest of the file (the end of the file
     when every block was read).
 
-    A block ends at a line end outside quotes: one that would end inside a quoted cell (an
-    odd number of quotes) is read together with the next. A block is read row by row alone
-    only when that gives what reading the whole file would: its rows are gathered first,
-    and if the csv module refuses the block (a quote the count misjudged), nothing of it is
-    given and the csv module reads the rest of the file instead, which words any error."""
+    A block ends at a line end outside quotes: one that the csv module cannot read to its
+    end (tried only when it holds an odd number of quotes: a quoted cell left open, unless a
+    quote inside an unquoted cell made the count odd) is read together with the next. A
+    block is read row by row alone only when that gives what reading the whole file would:
+    its rows are gathered first, and if the csv module refuses the block (a quote the
+    count misjudged), nothing of it is given and the csv module reads the rest of the
+    file instead, which words any error."""
     from gate.reading import line_blocks
 
     with open_input(path) as handle:
@@ -520,7 +524,7 @@ def _csv_blocks(
             if held:
                 (start, first_line), block_lines, held = held_at, held + block_lines, []
             data = b"".join(block_lines)
-            if data.count(b'"') % 2:
+            if data.count(b'"') % 2 and not _whole_records(data, delimiter):
                 if len(data) > _OPEN_QUOTE_BYTES:
                     return (start, first_line)
                 held, held_at = block_lines, (start, first_line)
@@ -548,6 +552,22 @@ def _csv_blocks(
     return (offset, line)
 
 
+def _whole_records(data: bytes, delimiter: str) -> bool:
+    """Whether the csv module reads ``data`` (whole lines) to its end: no quoted cell is
+    left open at the end. Invalid UTF-8 counts as whole (the caller says what it is)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    try:
+        for _ in reader:
+            pass
+    except csv.Error:
+        return False
+    return True
+
+
 def _block_columns(
     text: str,
     header: list[str],
@@ -565,12 +585,19 @@ def _block_columns(
     starts, cells = split
     try:
         columns = _columns(
-            _CsvColumns(header, cells), len(starts), [first_line + s for s in starts], path,
+            _CsvColumns(header, cells), len(starts), _shifted(starts, first_line), path,
             mapping, options, order, typed=False,
         )  # fmt: skip
     except _NotColumnar:
         return None
     return [columns]
+
+
+def _shifted(starts: range | list[int], first_line: int) -> list[int]:
+    """Line numbers from positions counted from 0 (a range: consecutive lines, in C)."""
+    if isinstance(starts, range):
+        return list(range(first_line, first_line + len(starts)))
+    return [first_line + start for start in starts]
 
 
 def _block_rows(
@@ -678,10 +705,10 @@ def read_jsonl(path: str, options: IngestOptions) -> Iterator[Record | TrialColu
             f"--map names column(s) that no record has: {', '.join(sorted(unseen))}",
             Provenance(path),
         )
-    if order.given:
+    if numbered := order.given:
         warn(
             path,
-            f"{order.given} record(s) have no trial index (no {mapping['trial']!r} key): each "
+            f"{numbered} record(s) have no trial index (no {mapping['trial']!r} key): each "
             "stimulus's trials are numbered in order of appearance, so a trial given twice "
             "counts twice",
         )
@@ -996,7 +1023,7 @@ def _columns(
         _numbers(numeric, typed, unit=False)  # or not columnar: json_number refuses
         usage[field] = present  # numbers, or {input, output, total} tokens: the table reads
     if not given_index:
-        indices = [order.next(suite, name) for suite, name in zip(suites, names, strict=True)]
+        indices = order.numbers(suites, names)
     return TrialColumns(
         file=path,
         lines=lines,

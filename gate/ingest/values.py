@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from gate import limits
@@ -217,22 +217,36 @@ class Appearance:
     """Trial indices in order of appearance, for sources that carry none."""
 
     def __init__(self) -> None:
-        self._seen: Counter[tuple[str, str]] = Counter()
-        #: how many indices were given in all
-        self.given = 0
+        self._seen: dict[tuple[str, str], int] = {}  # a dict: a Counter is slower to look up
 
     def next(self, suite: str, stimulus: str) -> int:
-        index = self._seen[(suite, stimulus)]
-        self._seen[(suite, stimulus)] += 1
-        self.given += 1
+        index = self._seen.get((suite, stimulus), 0)
+        self._seen[(suite, stimulus)] = index + 1
         return index
+
+    def numbers(self, suites: Iterable[str], stimuli: Iterable[str]) -> list[int]:
+        """:meth:`next` of each (suite, stimulus) pair, in order."""
+        seen = self._seen
+        get = seen.get
+        given = []
+        for key in zip(suites, stimuli, strict=True):
+            index = get(key, 0)
+            seen[key] = index + 1
+            given.append(index)
+        return given
+
+    @property
+    def given(self) -> int:
+        """How many indices were given in all (a sum over the stimuli: ask once, at the end;
+        summed per record it made reading quadratic)."""
+        return sum(self._seen.values())
 
     def copy(self) -> Appearance:
         """The numbering as it is now (for :meth:`restore`)."""
         copy = Appearance()
-        copy._seen, copy.given = self._seen.copy(), self.given
+        copy._seen = self._seen.copy()
         return copy
 
     def restore(self, earlier: Appearance) -> None:
         """Number on as ``earlier`` would."""
-        self._seen, self.given = earlier._seen.copy(), earlier.given
+        self._seen = earlier._seen.copy()

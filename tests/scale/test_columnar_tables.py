@@ -266,3 +266,18 @@ def test_csv_line_numbers_after_the_row_reader_takes_over(tmp_path: Path) -> Non
     options = IngestOptions(format="csv", column_map={"stimulus": "case", "passed": "ok"})
     with pytest.raises(InputError, match=r"r\.csv:80001: .*cells"):
         load([str(path)], options)
+
+
+def test_csv_one_literal_quote_does_not_hold_back_the_rest(tmp_path: Path) -> None:
+    # A quote inside an unquoted cell makes the first block's quote count odd for good; the
+    # csv module still reads that block to its end, so it is whole and every block after it
+    # is read as columns (it once held blocks back for 16 MB, then read the rest row by row).
+    rows = ["case,ok,why", 's0,yes,ab"c'] + [f"s{i % 50},yes,fine" for i in range(300_000)]
+    path = tmp_path / "r.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    options = IngestOptions(format="csv", column_map={"stimulus": "case", "passed": "ok",
+                                                     "message": "why"})  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numbered in order of appearance
+        read_as = [type(x).__name__ for x in tabular.read_csv(str(path), options)]
+    assert len(read_as) > 3 and set(read_as) == {"TrialColumns"}
