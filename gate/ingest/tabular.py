@@ -24,7 +24,7 @@ import itertools
 import math
 from collections import Counter
 from collections.abc import Generator, Iterable, Iterator, Mapping
-from itertools import repeat
+from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
@@ -343,8 +343,10 @@ def read_csv(path: str, options: IngestOptions) -> Iterator[Record | TrialColumn
                     f"header names column(s) twice: {', '.join(map(repr, duplicates))}",
                     Provenance(path, 1),
                 )
-            mapping = _column_map(options, header, Provenance(path, 1))
-            order = Appearance()
+            source = _CsvFile(
+                path, header, _column_map(options, header, Provenance(path, 1)), delimiter,
+                options, Appearance(),
+            )  # fmt: skip
             header_lines = reader.line_num
         except csv.Error as error:
             number = reader.line_num if reader is not None else None
@@ -353,21 +355,26 @@ def read_csv(path: str, options: IngestOptions) -> Iterator[Record | TrialColumn
             raise InputError(f"not UTF-8 text ({error.reason})", Provenance(path)) from None
     resume = (0, header_lines + 1)
     if header_lines == 1:
-        resume = yield from _csv_blocks(path, header, mapping, delimiter, options, order)
-    yield from _csv_rows(path, header, mapping, delimiter, options, order, *resume)
+        resume = yield from _csv_blocks(source)
+    yield from _csv_rows(source, *resume)
 
 
-def _csv_rows(
-    path: str,
-    header: list[str],
-    mapping: Mapping[str, str],
-    delimiter: str,
-    options: IngestOptions,
-    order: Appearance,
-    offset: int,
-    first_line: int,
-) -> Iterator[Record]:
+@dataclass(frozen=True)
+class _CsvFile:
+    """What every part of one CSV read needs: the file, its header and delimiter, the
+    mapping, the options and the numbering of trials in order of appearance."""
+
+    path: str
+    header: list[str]
+    mapping: Mapping[str, str]
+    delimiter: str
+    options: IngestOptions
+    order: Appearance
+
+
+def _csv_rows(source: _CsvFile, offset: int, first_line: int) -> Iterator[Record]:
     """Row by row with the csv module, from byte ``offset`` (line ``first_line``) on."""
+    path = source.path
     with open_input(path) as raw:
         raw.seek(offset)
         encoding = "utf-8-sig" if offset == 0 else "utf-8"
@@ -375,9 +382,8 @@ def _csv_rows(
             # Lines are counted from the file's start (offset 0: the header is read again and
             # skipped), or from the line the columnar path stopped at.
             rows = _rows(
-                handle, path, header, mapping, delimiter, options, order,
-                base=0 if offset == 0 else first_line - 1, skip_header=offset == 0,
-            )  # fmt: skip
+                source, handle, base=0 if offset == 0 else first_line - 1, skip_header=offset == 0
+            )
             try:
                 yield from rows
             except _NotCsv as error:
@@ -397,19 +403,11 @@ class _NotCsv(Exception):
 
 
 def _rows(
-    handle: io.TextIOBase,
-    path: str,
-    header: list[str],
-    mapping: Mapping[str, str],
-    delimiter: str,
-    options: IngestOptions,
-    order: Appearance,
-    *,
-    base: int,
-    skip_header: bool,
+    source: _CsvFile, handle: io.TextIOBase, *, base: int, skip_header: bool
 ) -> Iterator[Trial]:
     """The trials of the rows of CSV text, its lines numbered after ``base``; a row of blank
     cells is skipped. The csv module's refusal raises :class:`_NotCsv`."""
+    path, header, delimiter = source.path, source.header, source.delimiter
     reader = None
     try:
         reader = csv.reader(
@@ -431,7 +429,9 @@ def _rows(
                     found=str(len(cells)),
                 )
             row = dict(zip(header, cells, strict=True))
-            yield _row_trial(row, mapping, where, options, order, strict_keys=True)
+            yield _row_trial(
+                row, source.mapping, where, source.options, source.order, strict_keys=True
+            )
     except csv.Error as error:
         raise _NotCsv(str(error), base + reader.line_num if reader is not None else None) from None
 
@@ -452,39 +452,41 @@ class _CsvColumns:
 
 
 def _plain_cells(
-    text: str, delimiter: str, width: int
-) -> tuple[range | list[int], list[str]] | None:
-    """(each row's first line, counted from 0; every cell, row after row) of whole CSV
-    records of ``width`` cells each, lines ending in LF or CRLF; None for anything else (a
-    row of another width, text the csv module refuses). Plain lines are split at the
-    delimiter; anything else (quoted cells, which may hold delimiters and newlines; blank
-    lines) by the csv module, leaving out blank lines as the row reader does. A row of blank
-    cells may be given: the caller's stimulus check refuses it."""
+    text: str, delimiter: str, width: int, first_line: int
+) -> tuple[list[int], list[str]] | None:
+    """(each row's line number, the text's first line being ``first_line``; every cell, row
+    after row) of whole CSV records of ``width`` cells each, lines ending in LF or CRLF;
+    None for anything else (a row of another width, text the csv module refuses). Plain
+    lines are split at the delimiter; anything else (quoted cells, which may hold
+    delimiters and newlines; blank lines) by the csv module, leaving out blank lines as
+    the row reader does. A row of blank cells may be given: the caller's stimulus check
+    refuses it."""
     lines = text.count("\n") + (not text.endswith("\n"))
+    numbers = list(range(first_line, first_line + lines))  # one record per line, mostly
     if '"' not in text:
         rows = text.replace("\r\n", "\n").split("\n")
         if rows[-1] == "":
             rows.pop()
         if set(map(str.count, rows, itertools.repeat(delimiter))) == {width - 1}:
-            return range(lines), delimiter.join(rows).split(delimiter)
+            return numbers, delimiter.join(rows).split(delimiter)
     try:
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
         parsed = list(reader)
         if reader.line_num == lines and len(parsed) == lines and set(map(len, parsed)) == {width}:
-            return range(lines), list(itertools.chain.from_iterable(parsed))
+            return numbers, list(itertools.chain.from_iterable(parsed))
         # Cells over several lines, blank lines, rows of another width: row by row.
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-        parsed, starts, end = [], [], 0
+        parsed, numbers, end = [], [], 0
         for row in reader:
             if any(cell.strip() for cell in row):
                 parsed.append(row)
-                starts.append(end)
+                numbers.append(first_line + end)
             end = reader.line_num
     except csv.Error:
         return None
     if set(map(len, parsed)) != {width}:
         return None
-    return starts, list(itertools.chain.from_iterable(parsed))
+    return numbers, list(itertools.chain.from_iterable(parsed))
 
 
 #: A quoted cell still open at the end of a block is read with the next blocks, up to this
@@ -492,14 +494,7 @@ def _plain_cells(
 _OPEN_QUOTE_BYTES = 16 << 20
 
 
-def _csv_blocks(
-    path: str,
-    header: list[str],
-    mapping: Mapping[str, str],
-    delimiter: str,
-    options: IngestOptions,
-    order: Appearance,
-) -> Generator[TrialColumns | Trial, None, tuple[int, int]]:
+def _csv_blocks(source: _CsvFile) -> Generator[TrialColumns | Trial, None, tuple[int, int]]:
     """Blocks of whole records, as columns when plain, else row by row; returns (byte
     offset, line) where the csv module must read the rest of the file (the end of the file
     when every block was read).
@@ -513,6 +508,7 @@ def _csv_blocks(
     file instead, which words any error."""
     from gate.reading import line_blocks
 
+    path = source.path
     with open_input(path) as handle:
         head = handle.readline(limits.LINE_BYTES.value() + 1)
         if not head.endswith(b"\n"):
@@ -524,7 +520,7 @@ def _csv_blocks(
             if held:
                 (start, first_line), block_lines, held = held_at, held + block_lines, []
             data = b"".join(block_lines)
-            if data.count(b'"') % 2 and not _whole_records(data, delimiter):
+            if data.count(b'"') % 2 and not _whole_records(data, source.delimiter):
                 if len(data) > _OPEN_QUOTE_BYTES:
                     return (start, first_line)
                 held, held_at = block_lines, (start, first_line)
@@ -537,12 +533,9 @@ def _csv_blocks(
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
                 return (start, first_line)
-            read: list[TrialColumns] | list[Trial] | None = _block_columns(
-                text, header, first_line, path, mapping, delimiter, options, order
-            )
+            read: list[TrialColumns] | list[Trial] | None = _block_columns(source, text, first_line)
             if read is None:
-                read = _block_rows(text, header, first_line, path, mapping, delimiter, options,
-                                   order)  # fmt: skip
+                read = _block_rows(source, text, first_line)
             if read is None:
                 return (start, first_line)
             yield from read
@@ -568,60 +561,32 @@ def _whole_records(data: bytes, delimiter: str) -> bool:
     return True
 
 
-def _block_columns(
-    text: str,
-    header: list[str],
-    first_line: int,
-    path: str,
-    mapping: Mapping[str, str],
-    delimiter: str,
-    options: IngestOptions,
-    order: Appearance,
-) -> list[TrialColumns] | None:
+def _block_columns(source: _CsvFile, text: str, first_line: int) -> list[TrialColumns] | None:
     """A block of whole records as one TrialColumns; None unless it is certain."""
-    split = _plain_cells(text, delimiter, len(header))
+    split = _plain_cells(text, source.delimiter, len(source.header), first_line)
     if split is None:
-        return None  # blank lines, rows of other widths, text the csv module refuses
-    starts, cells = split
+        return None  # rows of other widths, text the csv module refuses
+    numbers, cells = split
     try:
         columns = _columns(
-            _CsvColumns(header, cells), len(starts), _shifted(starts, first_line), path,
-            mapping, options, order, typed=False,
+            _CsvColumns(source.header, cells), len(numbers), numbers, source.path,
+            source.mapping, source.options, source.order, typed=False,
         )  # fmt: skip
     except _NotColumnar:
         return None
     return [columns]
 
 
-def _shifted(starts: range | list[int], first_line: int) -> list[int]:
-    """Line numbers from positions counted from 0 (a range: consecutive lines, in C)."""
-    if isinstance(starts, range):
-        return list(range(first_line, first_line + len(starts)))
-    return [first_line + start for start in starts]
-
-
-def _block_rows(
-    text: str,
-    header: list[str],
-    first_line: int,
-    path: str,
-    mapping: Mapping[str, str],
-    delimiter: str,
-    options: IngestOptions,
-    order: Appearance,
-) -> list[Trial] | None:
+def _block_rows(source: _CsvFile, text: str, first_line: int) -> list[Trial] | None:
     """A block of whole records row by row; None (and the numbering as it was) when the csv
     module refuses it: the caller lets it read the rest of the file instead. A bad value
     raises the row reader's error, as reading the whole file would."""
-    before = order.copy()
-    rows = _rows(
-        io.StringIO(text, newline=""), path, header, mapping, delimiter, options, order,
-        base=first_line - 1, skip_header=False,
-    )  # fmt: skip
+    before = source.order.copy()
+    rows = _rows(source, io.StringIO(text, newline=""), base=first_line - 1, skip_header=False)
     try:
         return list(rows)
     except _NotCsv:
-        order.restore(before)
+        source.order.restore(before)
         return None
 
 
@@ -739,7 +704,7 @@ class _JsonColumns:
                 try:  # a key every record has (the usual case): in C
                     found = list(map(itemgetter(column), records))
                 except KeyError:
-                    found = list(map(dict.get, records, repeat(column), repeat(_MISSING)))
+                    found = _get_each(records, column)
             if top_level and found is not None and _all_missing(found):
                 found = None
             self._cache[key] = found
@@ -754,10 +719,15 @@ def _path_values(records: list[dict[str, Any]], column: str, literal: bool) -> l
     found: list[Any] = records
     for part in column.split("."):
         if set(map(type, found)) == {dict}:  # every value an object: looked up in C
-            found = list(map(dict.get, found, repeat(part), repeat(_MISSING)))
+            found = _get_each(found, part)
         else:
             found = [v.get(part, _MISSING) if type(v) is dict else _MISSING for v in found]
     return found
+
+
+def _get_each(objects: list[dict[str, Any]], key: str) -> list[Any]:
+    """Each object's value at ``key`` (``_MISSING`` where it has none), looked up in C."""
+    return list(map(dict.get, objects, itertools.repeat(key), itertools.repeat(_MISSING)))
 
 
 def _all_missing(values: list[Any]) -> bool:

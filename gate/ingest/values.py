@@ -248,5 +248,5 @@ class Appearance:
         return copy
 
     def restore(self, earlier: Appearance) -> None:
-        """Number on as ``earlier`` would."""
-        self._seen = earlier._seen.copy()
+        """Number on as ``earlier`` (a :meth:`copy`, given up to this) would."""
+        self._seen = earlier._seen
