@@ -132,14 +132,12 @@ def render_suite(
     return table([title, "Estimate", f"{level} interval"], rows, "lrr")
 
 
-def render_reliability(s: SuiteScore, ordered: Sequence[StimulusScore] | None = None) -> str:
+def render_reliability(s: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
     """Reference 004's reliability view of the flaky and failing stimuli (with trial order);
-    ``ordered``: ``worst_first(s.stimuli)`` when the caller has it."""
+    ``ordered``: ``worst_first(s.stimuli)``."""
     rows = []
     # The summary is computed only for the rows shown (it costs per trial); the others are
     # counted: a stimulus has one exactly when its trial order is known.
-    if ordered is None:
-        ordered = worst_first(s.stimuli)
     eligible = [x for x in ordered if x.passes < x.trials and x.ordered]
     shown_stimuli = eligible[:MAX_STIMULUS_ROWS]
     for stimulus, summary in zip(shown_stimuli, reliability_of(shown_stimuli), strict=True):
@@ -200,11 +198,12 @@ def mermaid_chart(
     return "\n".join(body)
 
 
-def render_stimulus_chart(s: SuiteScore, ordered: Sequence[StimulusScore] | None = None) -> str:
-    """The worst stimuli's pass rates and intervals, as a chart; nothing for one stimulus."""
+def render_stimulus_chart(s: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
+    """The worst stimuli's pass rates and intervals, as a chart; nothing for one stimulus
+    (``ordered``: ``worst_first(s.stimuli)``)."""
     if len(s.stimuli) < 2:
         return ""
-    worst = list(ordered if ordered is not None else worst_first(s.stimuli))[:CHART_STIMULI]
+    worst = ordered[:CHART_STIMULI]
     caption = wording.stimulus_chart_caption(len(worst), len(s.stimuli), s.confidence)
     chart = mermaid_chart(
         [x.name for x in worst],
@@ -216,22 +215,14 @@ def render_stimulus_chart(s: SuiteScore, ordered: Sequence[StimulusScore] | None
     return f"_{caption}_\n\n{chart}"
 
 
-def render_stimuli(
-    outcome: CheckOutcome,
-    s: SuiteScore | None = None,
-    ordered: Sequence[StimulusScore] | None = None,
-) -> str:
-    """The stimuli table of ``s`` (default: every stimulus), worst first (``ordered``:
-    ``worst_first(s.stimuli)`` when the caller has it)."""
-    s = s if s is not None else outcome.suite
+def render_stimuli(outcome: CheckOutcome, s: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
+    """The stimuli table of ``s``, worst first (``ordered``: ``worst_first(s.stimuli)``)."""
     k = s.k
     level = f"{s.confidence:.0%}"
     show_suite = len(s.suite_names) > 1
     compared = delta_comparison(outcome)
     deltas = delta_marks(compared) if compared is not None else None
     rows = []
-    if ordered is None:
-        ordered = worst_first(s.stimuli)
     for stimulus in ordered[:MAX_STIMULUS_ROWS]:
         label = f"{stimulus.suite}/{stimulus.name}" if show_suite else stimulus.name
         flaky = (
@@ -276,15 +267,12 @@ def render_stimuli(
     return "\n\n".join(part for part in (chart, body) if part)
 
 
-def render_messages(suite: SuiteScore, ordered: Sequence[StimulusScore] | None = None) -> str:
+def render_messages(suite: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
     """Why trials of the suite's failing and flaky stimuli failed, collapsed: each
-    stimulus's first messages (worst stimuli first, at most :data:`MAX_STIMULUS_ROWS`)."""
+    stimulus's first messages (``ordered``: ``worst_first(suite.stimuli)``; at most
+    :data:`MAX_STIMULUS_ROWS`)."""
     # Lazily: only the stimuli up to the last one shown have their messages made.
-    with_messages = (
-        s
-        for s in (ordered if ordered is not None else worst_first(suite.stimuli))
-        if s.passes < s.trials and s.messages
-    )
+    with_messages = (s for s in ordered if s.passes < s.trials and s.messages)
     chosen = list(itertools.islice(with_messages, MAX_STIMULUS_ROWS))
     if not chosen:
         return ""
