@@ -126,7 +126,7 @@ def template_gates() -> dict[str, TemplateGate]:
         "max_flakiness": TemplateGate(
             (
                 f"No stimulus flakier than {STABLE_FLAKINESS:.0%} (minority outcomes / trials).",
-                f"Reference 001: under {STABLE_FLAKINESS:.0%} is mostly stable, 20–40% unreliable",
+                f"Vally's guide: under {STABLE_FLAKINESS:.0%} is mostly stable, 20–40% unreliable",
                 f"(needs work before CI gating). With {CI_TRIALS} trials any flaky stimulus is 33%",
                 "flaky, so this allows none.",
             ),
@@ -155,7 +155,7 @@ def template_gates() -> dict[str, TemplateGate]:
             (
                 "Any metric of gate.metrics by name, with its own parameters (docs/metrics.md,",
                 '"Gating on any metric"): here G-Pass@3 at tau 0.67 on its interval, and',
-                "reference 004's graceful degradation of every stimulus.",
+                "mcptest's graceful degradation (reliability reporting) of every stimulus.",
             ),
             (
                 "metric:",
@@ -188,9 +188,10 @@ def template(config_name: str = DEFAULT_CONFIG_FILE) -> str:
         "# apply to your eval results. Written by `eval-gate init`; `eval-gate init RESULTS...`",
         "# suggests gates from results you already have.",
         *_header(config_name),
-        "# Guidance quoted below is reference 001's (Vally scoring concepts): run 3 trials per",
-        "# stimulus for a CI gate (enough to see flakiness without slowing pull requests) and",
-        "# 5–10 for nightly runs; pass rate 0.7 for CI; pass^k 0.9 for production.",
+        "# \"Vally's guide\" below is Vally's scoring documentation (Choosing runs and",
+        "# thresholds): run 3 trials per stimulus for a CI gate (enough to see flakiness",
+        "# without slowing pull requests) and 5–10 for nightly runs; pass rate 0.7 for CI;",
+        "# pass^k 0.9 for production.",
         "version: 1",
         "",
         "# k of pass@k and pass^k; default: the fewest trials any stimulus has.",
@@ -252,7 +253,7 @@ def _flakiness_gate(suite: SuiteScore) -> TemplateGate:
     else:
         seen = "No stimulus is flaky in these results, so the first flaky one fails this gate."
     return TemplateGate(
-        (seen, f"Reference 001: under {STABLE_FLAKINESS:.0%} is mostly stable, 20–40% unreliable."),
+        (seen, f"Vally's guide: under {STABLE_FLAKINESS:.0%} is mostly stable, 20–40% unreliable."),
         (
             "max_flakiness:",
             f"  {flakiness_setting(worst.flakiness)}",
@@ -351,7 +352,7 @@ def suggest(
         f"# k of pass@k and pass^k: the fewest trials any stimulus has ({k}).",
     ]
     if k < CI_TRIALS:
-        lines.append(f"# Reference 001 recommends {CI_TRIALS} trials per stimulus for a CI gate.")
+        lines.append(f"# Vally's guide recommends {CI_TRIALS} trials per stimulus for a CI gate.")
     lines += [
         f"k: {k}",
         f"confidence: {suite.confidence:g}   # level of every interval below",
@@ -367,7 +368,7 @@ def suggest(
             "mean over stimuli",
             suite.pass_rate,
             suite.pass_rate_interval,
-            f"Reference 001: {CI_PASS_RATE} for a CI gate.",
+            f"Vally's guide: {CI_PASS_RATE} for a CI gate.",
         )
     ]
     if k >= 2:
@@ -379,13 +380,13 @@ def suggest(
                 f"all {k} runs pass",
                 suite.pass_hat_k,
                 suite.pass_hat_k_interval,
-                f"Reference 001: {PRODUCTION_PASS_HAT_K} for production.",
+                f"Vally's guide: {PRODUCTION_PASS_HAT_K} for production.",
             )
         )
         gates.append((_flakiness_gate(suite), True))
     else:
         one_trial = (
-            "pass^k and flakiness need 2 or more trials per stimulus; reference 001",
+            "pass^k and flakiness need 2 or more trials per stimulus; Vally's guide",
             f"recommends {CI_TRIALS} for a CI gate.",
         )
         gates.append((TemplateGate(one_trial, template_gates()["max_flakiness"].yaml), False))
@@ -396,7 +397,7 @@ def suggest(
         f"at least one of {k} runs passes",
         suite.pass_at_k,
         suite.pass_at_k_interval,
-        f"Reference 001: {CAPABILITY_PASS_AT_K} asks whether it works at all.",
+        f"Vally's guide: {CAPABILITY_PASS_AT_K} asks whether it works at all.",
     )
     lo, hi = float(suite.pass_rate_interval.lo), float(suite.pass_rate_interval.hi)
     half_width = TemplateGate(

@@ -161,10 +161,10 @@ def target_text(decision: GateDecision) -> str:
 SPARK = "▁▂▃▄▅▆▇█"
 
 RELIABILITY_NOTE = (
-    "Reference 004: the decay curve is the plug-in pass^k over the first k runs (▁ 0% … █ "
-    "100%); graceful degradation weighs each pass by its run's position (100 when every run "
-    "passed, lower when failures come late); variance amplification is the spread of the "
-    "runs, 0 when stable, 100 at half and half. Integer percents."
+    "Reliability in run order: the decay curve is the plug-in pass^k over the first k runs "
+    "(▁ 0% … █ 100%); graceful degradation weighs each pass by its run's position (100 when "
+    "every run passed, lower when failures come late); variance amplification is the spread "
+    "of the runs, 0 when stable, 100 at half and half. Integer percents."
 )
 
 

@@ -78,9 +78,11 @@ def test_init_writes_the_template_with_one_active_gate(workdir: Path) -> None:
         "wilson",
         "fail",
     )
-    # Reference 001's guidance, quoted where it applies.
-    assert "run 3 trials per\n# stimulus for a CI gate" in text
-    assert "pass rate 0.7 for CI; pass^k 0.9 for production" in text
+    # Reference 001's guidance, quoted where it applies and named so a reader can find it.
+    assert "# \"Vally's guide\" below is Vally's scoring documentation" in text
+    assert "run 3 trials per stimulus for a CI gate" in text
+    assert "pass rate 0.7 for CI;\n# pass^k 0.9 for production" in text
+    assert "Reference 00" not in text and "reference 00" not in text
 
 
 def test_the_template_shows_every_gate_kind_commented_out() -> None:
@@ -176,7 +178,7 @@ def test_one_trial_per_stimulus_suggests_no_pass_hat_k_or_flakiness(
     assert midp_lower(0.8, 30) == pytest.approx(0.629656, abs=1e-6)
     assert config.k == 1
     assert config.gates == (GateSpec(kind="pass_rate", target=0.62, metric="pass_rate"),)
-    assert "# Reference 001 recommends 3 trials per stimulus for a CI gate." in text
+    assert "# Vally's guide recommends 3 trials per stimulus for a CI gate." in text
     assert "pass^k and flakiness need 2 or more trials per stimulus" in text
     assert invoke("check", str(results), "--config", ".eval-gate.yml").exit_code == 0
 
