@@ -80,7 +80,8 @@ class GatePlan:
             trials per stimulus, when more trials alone do not reach ``power``.
         trials_for_stimuli: The trials per stimulus that ``stimuli`` assumes.
         probability: The simulated probability at ``trials`` (≥ power).
-        probability_smaller: The same at 0.6 × ``trials``: how much a smaller run loses.
+        probability_smaller: The same at 0.6 × ``trials`` (rounded down): how much a smaller
+            run loses; None when that is fewer trials than the gate can be decided on.
         expected_outcome: For ``agree``: the verdict the expected rates imply.
         reason: Why a gate is not planned or cannot reach ``power`` (a code the
             report words: ``"score"``, ``"metric"``, ``"on target"``, ``"unreachable"``).
@@ -201,12 +202,13 @@ class _Found:
 
 
 def _search(probability: Callable[[int], float], power: float, start: int) -> _Found:
-    """The smallest N ≥ ``start`` reaching ``power``, its probability and that at 0.6 N."""
+    """The smallest N ≥ ``start`` reaching ``power``, its probability and that at 0.6 N
+    (None when 0.6 N is below ``start``: no smaller run to compare with)."""
     found = _smallest(probability, power, MAX_TRIALS, start=start)
     if found is None:
         return _Found(None, None, None)
-    smaller = max(start, int(0.6 * found))
-    return _Found(found, probability(found), probability(smaller))
+    smaller = int(0.6 * found)
+    return _Found(found, probability(found), probability(smaller) if smaller >= start else None)
 
 
 def _k(spec: GateSpec, config: GateConfig) -> int:

@@ -34,23 +34,26 @@ def _why(gate: GatePlan, power: float) -> str:
         if gate.trials is not None:
             return (
                 f"For an unchanged agent, {gate.trials} trials per stimulus on each run decide it "
-                f"with {chance} probability."
+                f"with at least {chance} probability."
             )
         if gate.stimuli is not None:
             return (
                 f"More trials alone do not decide it at these stimuli: {gate.stimuli} stimuli "
-                f"× {gate.trials_for_stimuli} trials would, with {chance} probability."
+                f"× {gate.trials_for_stimuli} trials would, with at least {chance} probability."
             )
         return "Neither more trials nor more stimuli (within the search limits) decide it."
     if gate.trials is None:
-        return f"Not decided with {chance} probability within the search limit of trials."
+        return f"Not decided with at least {chance} probability within the search limit of trials."
     if gate.goal == "agree":
         return (
             f"A point estimate always decides; with {gate.trials} trials per stimulus it gives "
-            f"the verdict the expected rates imply ({gate.expected_outcome}) with {chance} "
-            "probability (no error control)."
+            f"the verdict the expected rates imply ({gate.expected_outcome}) with at least "
+            f"{chance} probability (no error control)."
         )
-    return f"{gate.trials} trials per stimulus decide it (pass or fail) with {chance} probability."
+    return (
+        f"{gate.trials} trials per stimulus decide it (pass or fail) with at least {chance} "
+        "probability."
+    )
 
 
 def _probability(value: float | None) -> str:
@@ -84,16 +87,16 @@ def render_plan(plan: Plan) -> str:
     )
     lines = [
         f"## eval-gate plan: {_headline(plan)}",
-        f"{wording.stimuli_count(plan.stimuli)} at {source}; each gate decided with "
-        f"{wording.pct(plan.power)} probability by its own rule ({plan.interval} intervals at "
-        f"{wording.pct(plan.confidence)}), simulated.",
+        f"{wording.stimuli_count(plan.stimuli)} at {source}; each gate decided with at "
+        f"least {wording.pct(plan.power)} probability by its own rule ({plan.interval} "
+        f"intervals at {wording.pct(plan.confidence)}), simulated.",
         table(header, rows, "lrrrr"),
         "\n".join(f"- {_why(gate, plan.power)}" for gate in plan.gates),
         _spend_line(plan),
         "_Re-checking a fixed-size run after every batch inflates its error rate; to stop "
         "early safely, run `eval-gate check --sequential` (see docs/plan.md)._",
     ]
-    return "\n\n".join(lines) + "\n"
+    return "\n\n".join(line for line in lines if line) + "\n"
 
 
 def _spend_line(plan: Plan) -> str:

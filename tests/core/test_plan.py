@@ -154,3 +154,22 @@ def test_a_pilot_with_cost_and_duration_gives_the_expected_spend() -> None:
     assert (
         json.loads(CliRunner().invoke(main, [*no_pilot, "--json", "-"]).output)["expected"] is None
     )
+
+
+def test_no_smaller_run_is_shown_when_the_plan_is_already_the_fewest_trials() -> None:
+    """pass^3 needs 3 trials: a plan of 3 has no run of 0.6 × 3 = 1.8 trials to compare with
+    (it showed P at 3 again, under 'at 0.6 × the trials'); the power is a floor, not the P."""
+    from gate.report.plan_report import render_plan
+
+    config = build_config({"k": 3, "gates": {"pass_hat_k": {"min": 0.2, "bound": "estimate"}}})
+    result = plan(config, [0.95] * 10, source="expect")
+    (gate,) = result.gates
+    assert gate.trials == 3 and gate.probability is not None and gate.probability > 0.95
+    assert gate.probability_smaller is None
+    rendered = render_plan(result)
+    assert f"| 3 | – | {gate.probability:.2f} | – |" in rendered
+    assert "with at least 80% probability" in rendered and "\n\n\n" not in rendered
+    # One step above the floor: 0.6 × 5 = 3 trials is a run the gate can use, so it is shown.
+    tighter = build_config({"k": 3, "gates": {"pass_hat_k": {"min": 0.8, "bound": "interval"}}})
+    (wide,) = plan(tighter, [0.96] * 20, source="expect").gates
+    assert wide.trials is not None and wide.probability_smaller is not None
