@@ -165,27 +165,38 @@ def gate_options(func: F) -> F:
         click.option(
             "--k", type=click.IntRange(1), help="k of pass@k and pass^k (default: fewest trials)."
         ),
-        click.option("--threshold", help="Gate: suite score ≥ this."),
-        click.option("--min-pass-rate", help="Gate: suite pass rate ≥ this."),
-        click.option("--min-pass-at-k", help="Gate: suite pass@k ≥ this (k from --k)."),
-        click.option("--min-pass-hat-k", help="Gate: suite pass^k ≥ this (k from --k)."),
+        click.option("--threshold", metavar="SCORE", help="Gate: suite score ≥ this."),
+        click.option("--min-pass-rate", metavar="RATE", help="Gate: suite pass rate ≥ this."),
+        click.option(
+            "--min-pass-at-k", metavar="RATE", help="Gate: suite pass@k ≥ this (k from --k)."
+        ),
+        click.option(
+            "--min-pass-hat-k", metavar="RATE", help="Gate: suite pass^k ≥ this (k from --k)."
+        ),
         click.option(
             "--max-flakiness",
+            metavar="RATE",
             help="Gate: every stimulus's flakiness (minority outcomes / trials) ≤ this, e.g. 0.2 "
             "or 20%.",
         ),
         click.option(
-            "--max-ci-half-width", help="Gate: half-width of the suite pass-rate interval ≤ this."
+            "--max-ci-half-width",
+            metavar="WIDTH",
+            help="Gate: half-width of the suite pass-rate interval ≤ this.",
         ),
         click.option(
-            "--max-regression", help="Gate: the candidate is not worse than the baseline by more."
+            "--max-regression",
+            metavar="MARGIN",
+            help="Gate: the candidate is not worse than the baseline by more.",
         ),
         click.option(
             "--min-improvement",
+            metavar="MARGIN",
             help="Gate: the candidate is better than the baseline by at least this.",
         ),
         click.option(
             "--detectable",
+            metavar="MARGIN",
             help="Regression gates: the margin that decides the other way (default: the gate's "
             "own margin + 0.05): --max-regression passes once a drop beyond it is ruled out.",
         ),
@@ -208,7 +219,9 @@ def gate_options(func: F) -> F:
             "interval (pass, fail or inconclusive; lower/upper name the bound that must clear "
             "the target).",
         ),
-        click.option("--confidence", help="Level of every interval (default 0.95)."),
+        click.option(
+            "--confidence", metavar="LEVEL", help="Level of every interval (default 0.95)."
+        ),
         click.option(
             "--interval",
             type=click.Choice(["mid-p", "wilson", "jeffreys", "clopper-pearson", "beta"]),
@@ -334,7 +347,12 @@ def main() -> None:
     type=FilePath(dir_okay=False, allow_dash=True),
     help="Write the JSON report here; - prints it to stdout instead of the Markdown.",
 )
-@click.option("--baseline", multiple=True, help="Results of the base branch (repeatable; globs).")
+@click.option(
+    "--baseline",
+    multiple=True,
+    metavar="FILES",
+    help="Results of the base branch (repeatable; globs).",
+)
 @click.option(
     "--baseline-format",
     type=click.Choice(["auto", *FORMAT_MODULES]),
@@ -468,6 +486,7 @@ def _stdout_is_terminal() -> bool:
 @click.option(
     "--pilot",
     multiple=True,
+    metavar="FILES",
     help="Results of a pilot run (repeatable; globs): each stimulus's pass rate is its "
     "expectation.",
 )
@@ -478,7 +497,12 @@ def _stdout_is_terminal() -> bool:
     show_default=True,
     help="Probability with which each gate must be decided.",
 )
-@click.option("--json", "json_path", help="Write the plan as JSON here ('-': stdout).")
+@click.option(
+    "--json",
+    "json_path",
+    type=FilePath(dir_okay=False, allow_dash=True),
+    help="Write the plan as JSON here ('-': stdout).",
+)
 @gate_options
 @ingest_options
 def plan(
@@ -496,13 +520,19 @@ def plan(
     Give the expected pass rate (--expect P with --stimuli M) or a pilot run (--pilot
     FILES); the gates come from the configuration and the same options as check.
     """
-    from gate.config import load_config
+    from gate.config import DEFAULT_CONFIG_FILE, load_config
+    from gate.fileio import refuse_overwriting
+    from gate.ingest import input_files
     from gate.planning import plan as make_plan
     from gate.report.plan_report import build_plan_report, render_plan
 
     if (expect is None) == (not pilot):
         raise click.UsageError("give either --expect P (with --stimuli M) or --pilot FILES")
     try:
+        if json_path and json_path != "-":
+            # Before anything is read: the plan must never replace the pilot it is made from.
+            default = DEFAULT_CONFIG_FILE if os.path.exists(DEFAULT_CONFIG_FILE) else None
+            refuse_overwriting({"--json": json_path}, input_files(pilot, config=config or default))
         gate_config = load_config(
             config, {k: None if v is None else str(v) for k, v in overrides.items()}
         )

@@ -173,3 +173,21 @@ def test_no_smaller_run_is_shown_when_the_plan_is_already_the_fewest_trials() ->
     tighter = build_config({"k": 3, "gates": {"pass_hat_k": {"min": 0.8, "bound": "interval"}}})
     (wide,) = plan(tighter, [0.96] * 20, source="expect").gates
     assert wide.trials is not None and wide.probability_smaller is not None
+
+
+def test_the_json_plan_never_replaces_its_pilot_or_configuration(tmp_path) -> None:
+    pilot = tmp_path / "pilot.jsonl"
+    pilot.write_bytes((EXAMPLES / "failing" / "results.jsonl").read_bytes())
+    config = tmp_path / "gates.yml"
+    config.write_text("gates:\n  pass_rate: 0.5\n", encoding="utf-8")
+    before = pilot.read_bytes(), config.read_bytes()
+    for target in (pilot, config):
+        args = ["plan", "--pilot", str(pilot), "--config", str(config), "--json", str(target)]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2
+        assert f"--json {target} is also an input" in result.output
+    assert (pilot.read_bytes(), config.read_bytes()) == before
+    written = tmp_path / "plan.json"
+    args = ["plan", "--pilot", str(pilot), "--config", str(config), "--json", str(written)]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    assert json.loads(written.read_text(encoding="utf-8"))["stimuli"] == 5

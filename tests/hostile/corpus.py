@@ -873,6 +873,17 @@ def probes() -> list[Probe]:
             "refusing to overwrite",
         ),
         Probe(
+            "plan-json-over-pilot",
+            lambda f: Invocation(
+                "cli",
+                ["plan", "--pilot", str(write_jsonl(f / "r.jsonl")), "--json", str(f / "r.jsonl")],
+                f,
+                {},
+            ),
+            2,
+            "refusing to overwrite",
+        ),
+        Probe(
             "cli-report-unwritable",
             _report_unwritable,
             0,
