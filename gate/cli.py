@@ -704,7 +704,7 @@ def init(
 ) -> None:
     """Write a commented gate configuration (.eval-gate.yml).
 
-    Without RESULTS: a template of every gate kind with reference 001's guidance. With
+    Without RESULTS: a template of every gate kind with Vally's guidance. With
     RESULTS (files or globs): gates suggested from them, each passing on them, each
     commented with the numbers behind it.
     """
@@ -719,6 +719,11 @@ def init(
         raise BadInput(f"{output} exists; add --force to replace it, or choose --output")
     name = DEFAULT_CONFIG_FILE if to_stdout else output
     try:
+        if not to_stdout:  # --force replaces an old configuration, never the results read
+            from gate.fileio import refuse_overwriting
+            from gate.ingest import input_files
+
+            refuse_overwriting({"--output": output}, input_files(results))
         if results:
             from gate.ingest import load
             from gate.pipeline import table_usage

@@ -94,8 +94,8 @@ def refuse_overwriting(outputs: Mapping[str, str | None], inputs: Iterable[str])
         clash = real_inputs.get(real) if real is not None else None
         if clash is not None:
             raise EvalGateError(
-                f"{option} {output} is also an input ({clash}); refusing to overwrite it: "
-                "write the report elsewhere"
+                f"{option} {output} is also an input ({clash}); refusing to overwrite it: write "
+                "to another path"
             )
 
 

@@ -270,6 +270,17 @@ def test_init_refuses_to_overwrite_without_force(workdir: Path) -> None:
     assert existing.read_text(encoding="utf-8") == config_template.template()
 
 
+def test_init_never_replaces_the_results_it_reads_even_with_force(workdir: Path) -> None:
+    results = workdir / "results.jsonl"
+    results.write_bytes((EXAMPLES / "failing" / "results.jsonl").read_bytes())
+    before = results.read_bytes()
+    refused = invoke("init", "results.jsonl", "--output", "./results.jsonl", "--force")
+    assert refused.exit_code == 2
+    assert "--output ./results.jsonl is also an input (results.jsonl)" in refused.stderr
+    assert results.read_bytes() == before
+    assert invoke("init", "results.jsonl", "--output", "gates.yml").exit_code == 0
+
+
 def test_init_output_path_and_stdout(workdir: Path) -> None:
     written = invoke("init", "--output", "gates/ci.yml")
     assert written.exit_code == 0, written.output
