@@ -106,8 +106,8 @@ def action_command(
 ) -> None:
     """Run the GitHub Action here, with inputs from INPUT_* variables and --input.
 
-    Exit codes as `eval-gate check` (0 pass, 1 a gate failed, 2 bad input), softened by the
-    fail_on input.
+    Exit codes as `eval-gate check` (0 pass, 1 a gate failed, 2 bad input, 3 inconclusive),
+    softened by the fail_on input.
     """
     given: dict[str, list[str]] = {}
     for item in input_values:

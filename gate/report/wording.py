@@ -745,7 +745,7 @@ def reading_sentence(suite: SuiteScore, bold: Callable[[str], str] = _plain) -> 
         f"{bold('Capability vs consistency:')} pass@{k} = {percent(suite.pass_at_k)} "
         f"(capability), pass^{k} = {percent(suite.pass_hat_k)} (consistency) → "
         f"{bold(suite.reading)}: {READING_ADVICE[suite.reading]}. Per stimulus: {parts}. "
-        f'("High" means ≥ {HIGH:.0%}.)'
+        f'("High": a point estimate ≥ {HIGH:.0%}; the gates decide on the data.)'
     )
 
 
