@@ -403,6 +403,16 @@ def check(
         raise click.UsageError(
             "--json - and --summary - would both write to stdout; send one of them to a file"
         )
+    if (
+        json_path
+        and summary
+        and "-" not in (json_path, summary)
+        and os.path.realpath(json_path) == os.path.realpath(summary)
+    ):
+        raise click.UsageError(
+            f"--json and --summary both name {summary}: the summary would replace the "
+            "report; give them different files"
+        )
     try:
         if json_path or summary:
             # Before anything is read: the report must never replace what it reports on.

@@ -69,3 +69,11 @@ def test_both_to_stdout_is_a_usage_error(failing: Path) -> None:
         "baseline.jsonl",
         "results.jsonl",
     ]
+
+
+def test_report_and_summary_in_one_file_is_a_usage_error(failing: Path) -> None:
+    """The summary was written over the JSON report: one file, half of what was asked."""
+    result = check("--json", "out.md", "--summary", "./out.md")
+    assert result.exit_code == 2
+    assert "--json and --summary both name ./out.md" in result.stderr
+    assert not (failing / "out.md").exists()
