@@ -114,9 +114,7 @@ def render_suite(
     k = s.k
     level = f"{s.confidence:.0%}"
     bayes = s.bayes()
-    bayes_interval = (
-        f"[{percent(bayes.interval.lo)}, {percent(bayes.interval.hi)}]" if bayes.interval else "–"
-    )
+    bayes_interval = interval_text(bayes.interval) if bayes.interval else "–"
     rows = [
         ["pass rate", percent(s.pass_rate), interval_text(s.pass_rate_interval)],
         [f"pass@{k}", percent(s.pass_at_k), interval_text(s.pass_at_k_interval)],

@@ -34,7 +34,7 @@ from gate.report.markdown import (
 
 if TYPE_CHECKING:
     from gate.compare import Comparison
-    from gate.metrics import Interval
+    from gate.metrics import Interval, MetricInterval
     from gate.pipeline import CheckOutcome
     from gate.scoring import SuiteScore
 
@@ -289,8 +289,9 @@ def _gates(outcome: CheckOutcome, term: Terminal) -> list[str]:
 def _suite_table(s: SuiteScore, term: Terminal, title: str = "Suite metric") -> list[str]:
     k = s.k
     level = wording.pct(s.confidence)
+    bayes = s.bayes()  # as in the Markdown summary's table
 
-    def row(name: str, value: float, interval: Interval | None) -> list[Cell]:
+    def row(name: str, value: float, interval: Interval | MetricInterval | None) -> list[Cell]:
         if interval is None:
             return [Cell(name), Cell(wording.percent(value)), Cell(""), Cell("–")]
         lo, hi = float(interval.lo), float(interval.hi)
@@ -306,6 +307,7 @@ def _suite_table(s: SuiteScore, term: Terminal, title: str = "Suite metric") -> 
         row(f"pass@{k}", s.pass_at_k, s.pass_at_k_interval),
         row(f"pass^{k} (unbiased)", s.pass_hat_k, s.pass_hat_k_interval),
         row(f"pass^{k} (plug-in p^k)", s.pass_hat_k_plugin, None),
+        row("Bayes@N (posterior mean)", bayes.value or 0.0, bayes.interval),
         [Cell("suite score (mean aggregate)"), Cell(f"{s.score:.3f}"), Cell(""), Cell("–")],
     ]
     return term.table([title, "Estimate", "", f"{level} interval"], rows, "lrlr")

@@ -22,7 +22,7 @@ from gate.scoring import HIGH, PASS_AT_K_ESTIMATOR, PASS_HAT_K_ESTIMATOR, readin
 
 if TYPE_CHECKING:
     from gate.compare import Comparison, StimulusRow
-    from gate.metrics import Interval
+    from gate.metrics import Interval, MetricInterval
     from gate.metrics.usage import UsageChange, UsageComparison, UsageSummary
     from gate.pipeline import CheckOutcome
     from gate.scoring import StimulusScore, SuiteScore
@@ -76,7 +76,7 @@ def percent(value: float) -> str:
     return f"{value * 100:.1f}%"
 
 
-def interval_text(interval: Interval) -> str:
+def interval_text(interval: Interval | MetricInterval) -> str:
     """'[34.5%, 81.9%]'."""
     return f"[{percent(float(interval.lo))}, {percent(float(interval.hi))}]"
 

@@ -68,6 +68,9 @@ def test_a_terminal_gets_the_rendered_view_in_colour(
     ends = {display_width(row.split("  capab")[0]) for row in table[2:]}
     assert len(ends) == 1  # the Reading column starts at the same column on every row
     assert "eval-gate: FAIL (1 failed, 0 inconclusive, of 3 gates); exit code 1" in result.stderr
+    # The suite table has the Markdown's rows: Bayes@N too (it was missing here), the mean
+    # of (c + 1)/(n + 2) over 0/3, 1/3, 2/3, 3/3, 3/3 = (1 + 2 + 3 + 4 + 4)/25 = 56%.
+    assert re.search(r"\nBayes@N \(posterior mean\) +56\.0%  \S+  \[40\.3%, 71\.7%\]\n", plain)
 
 
 def test_no_color_turns_colour_off_and_changes_nothing_else(
