@@ -13,7 +13,7 @@ import functools
 import os
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 import click
@@ -437,6 +437,8 @@ def check(
             for loaded in outcome.inputs:
                 how = "detected" if loaded.detected else "given"
                 say(f"eval-gate: read {loaded.path} as {loaded.format} ({how})")
+            if json_to_stdout or (summary and summary != "-"):
+                _say_warnings(outcome.warnings)  # else stdout shows them with the summary
     except EvalGateError as error:
         raise BadInput(str(error)) from None
     # The verdict stands; an output that cannot be written is a warning, not exit code 2.
@@ -756,6 +758,19 @@ def init(
     click.echo(
         f"eval-gate: wrote {output}; check it with: eval-gate validate --config {output}", err=True
     )
+
+
+#: warnings repeated on stderr when stdout does not carry the summary; all are in the reports
+_WARNINGS_ON_STDERR = 10
+
+
+def _say_warnings(warnings: Sequence[str]) -> None:
+    """The reading's warnings (a likely misreading, left-out values) on stderr, where a user
+    whose summary goes to a file still sees them."""
+    for text in warnings[:_WARNINGS_ON_STDERR]:
+        say(f"eval-gate: warning: {text}")
+    if len(warnings) > _WARNINGS_ON_STDERR:
+        say(f"eval-gate: and {len(warnings) - _WARNINGS_ON_STDERR:,} more warnings in the report")
 
 
 @main.command()

@@ -77,3 +77,22 @@ def test_report_and_summary_in_one_file_is_a_usage_error(failing: Path) -> None:
     assert result.exit_code == 2
     assert "--json and --summary both name ./out.md" in result.stderr
     assert not (failing / "out.md").exists()
+
+
+def test_warnings_reach_stderr_when_the_summary_goes_to_a_file(tmp_path: Path) -> None:
+    """A warning that the file may be misread (flakefinder repeats read as parameters) was
+    only inside the summary file: a user sending it to a file never saw it."""
+    xml = Path(__file__).parents[1] / "ingest" / "fixtures" / "junit" / "pytest-flake.xml"
+    warning = "look like pytest-flakefinder runs but are read as parameters"
+    to_file = CliRunner().invoke(main, ["check", str(xml), "--summary", str(tmp_path / "s.md")])
+    assert to_file.exit_code == 1
+    assert to_file.stderr.count(warning) == 1 and "eval-gate: warning: " in to_file.stderr
+    escaped = "flakefinder runs but are read as parameters"  # Markdown escapes the rest
+    assert escaped in (tmp_path / "s.md").read_text(encoding="utf-8")
+    for stdout_has_it in (["--summary", "-"], []):  # shown once, with the summary
+        shown = CliRunner().invoke(main, ["check", str(xml), *stdout_has_it])
+        assert escaped in shown.stdout and escaped not in shown.stderr
+    as_json = CliRunner().invoke(main, ["check", str(xml), "--json", "-"])
+    assert warning in as_json.stderr and json.loads(as_json.stdout)["warnings"]
+    quiet = CliRunner().invoke(main, ["check", str(xml), "--json", "-", "-q"])
+    assert warning not in quiet.stderr
