@@ -44,8 +44,8 @@ def _stimulus_annotation(
 
 def build_annotations(outcome: CheckOutcome) -> list[Annotation]:
     """Most important first: failed gates, inconclusive gates (with what would decide them),
-    failing stimuli (those a failed gate names first), the flakiest stimuli, then warnings
-    (about the input or the comparison)."""
+    warnings (about the input or the comparison), failing stimuli (those a failed gate names
+    first), then the flakiest stimuli."""
     notes = [
         Annotation(
             "error",
@@ -62,6 +62,12 @@ def build_annotations(outcome: CheckOutcome) -> list[Annotation]:
         )
         for g in outcome.inconclusive_gates
     ]
+    # Before any stimulus: a warning that the input may be misread (or the comparison is
+    # partial) bears on every verdict, and the runner shows only the first 10 warnings.
+    warnings = list(outcome.warnings)
+    for comparison in outcome.comparisons:
+        warnings.extend(wording.comparison_notes(comparison))
+    notes += [Annotation("warning", "eval-gate: warning", w) for w in warnings]
     named = {name for g in outcome.failed_gates for name in g.failing}
     failing = sorted(
         (s for s in outcome.suite.stimuli if s.name in named or (s.trials and not s.passes)),
@@ -91,8 +97,4 @@ def build_annotations(outcome: CheckOutcome) -> list[Annotation]:
         )
         for s in flaky
     ]
-    warnings = list(outcome.warnings)
-    for comparison in outcome.comparisons:
-        warnings.extend(wording.comparison_notes(comparison))
-    notes += [Annotation("warning", "eval-gate: warning", w) for w in warnings]
     return notes

@@ -428,3 +428,22 @@ def test_the_first_error_message_is_kept_after_three_failures(write_jsonl) -> No
     again = run_check(request_from_options([str(write_jsonl(records))], config=None))
     # An error among the first three: nothing more is kept.
     assert [m.outcome for m in again.suite.stimuli[0].messages] == ["failed", "errored", "failed"]
+
+
+def test_a_reading_warning_is_annotated_before_the_failing_stimuli() -> None:
+    """pytest-flake.xml has 10 failing stimuli: the warning that its repeats were read as
+    parameters came last and fell past the runner's 10 warnings, into the 'more' notice."""
+    from pathlib import Path
+
+    from gate.github.runner import annotation_commands
+    from gate.pipeline import request_from_options, run_check
+    from gate.report.annotations import build_annotations
+
+    xml = Path(__file__).parents[1] / "ingest" / "fixtures" / "junit" / "pytest-flake.xml"
+    outcome = run_check(request_from_options([str(xml)], config=None))
+    notes = build_annotations(outcome)
+    assert sum(n.title.startswith("eval-gate: failing stimulus") for n in notes) == 10
+    shown = annotation_commands(notes)
+    warning = next(i for i, line in enumerate(shown) if "--junit-flakefinder" in line)
+    assert shown[warning].startswith("::warning title=eval-gate%3A warning::")
+    assert warning == 1  # after the failed gate, before every stimulus
