@@ -460,6 +460,10 @@ class SuiteScore:
     def bayes(self) -> metrics.MetricValue:
         """Bayes@N of these stimuli (Hariri et al. 2026; scorio's convention): the posterior
         mean pass rate with its credible interval at the suite's confidence."""
+        return self._bayes
+
+    @cached_property
+    def _bayes(self) -> metrics.MetricValue:  # the summary, the JSON and the notes all ask
         n, c, _ = self.counts()
         data = metrics.SuiteOutcomes.from_counts(n, c)
         return metrics.evaluate(metrics.resolve("bayes", {}), data, confidence=self.confidence)

@@ -332,8 +332,28 @@ def _suite(s: SuiteScore) -> dict[str, Any]:
         "pass_hat_k": _number(s.pass_hat_k),
         "pass_hat_k_plugin": _number(s.pass_hat_k_plugin),
         "pass_hat_k_interval": _interval(s.pass_hat_k_interval, "suite", "pass_hat_k"),
+        **_bayes(s),
         "flaky_stimuli": s.flaky_stimuli,
         "reading": s.reading,
+    }
+
+
+def _bayes(s: SuiteScore) -> dict[str, Any]:
+    """Bayes@N as the summary's suite table shows it: the value, its estimator, its interval."""
+    bayes = s.bayes()
+    interval = bayes.interval
+    return {
+        "bayes": _optional(bayes.value),
+        "bayes_estimator": bayes.estimator,
+        "bayes_interval": None
+        if interval is None
+        else {
+            "lo": _number(interval.lo),
+            "hi": _number(interval.hi),
+            "method": interval.method,
+            "confidence": interval.confidence,
+            "estimand": interval.estimand,
+        },
     }
 
 

@@ -777,8 +777,21 @@ def methods_notes(suite: SuiteScore) -> list[str]:
         "would score if re-run (trial noise), not how a new sample of stimuli would.",
         f"Estimators: pass@k {PASS_AT_K_ESTIMATOR}; pass^k {PASS_HAT_K_ESTIMATOR}. Suite "
         "values are means of per-stimulus values.",
+        _bayes_note(suite),
         f"{errors}; skipped trials never count.",
     ]
+
+
+def _bayes_note(suite: SuiteScore) -> str:
+    """Bayes@N's estimator and interval, which the suite-interval note does not cover."""
+    bayes = suite.bayes()
+    text = (
+        "Bayes@N (Hariri et al. 2026, as scorio computes it): each stimulus's posterior mean "
+        "pass rate under a uniform prior, (c + 1)/(n + 2), averaged over the stimuli"
+    )
+    if bayes.interval is None:
+        return text + "."
+    return f"{text}; its interval: {bayes.interval.method}"
 
 
 def first_error_message(stimulus: StimulusScore) -> str:

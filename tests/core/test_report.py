@@ -12,7 +12,7 @@ from gate.report.escape import md_text
 from gate.report.json_report import build_report
 from gate.report.markdown import FOLD_ROWS, MAX_STIMULUS_ROWS, render_summary
 from gate.schemas import validator
-from tests.conftest import trials_of
+from tests.conftest import EXAMPLES, trials_of
 
 
 def test_long_stimulus_tables_are_folded_and_bounded(write_jsonl) -> None:
@@ -447,3 +447,29 @@ def test_a_reading_warning_is_annotated_before_the_failing_stimuli() -> None:
     warning = next(i for i, line in enumerate(shown) if "--junit-flakefinder" in line)
     assert shown[warning].startswith("::warning title=eval-gate%3A warning::")
     assert warning == 1  # after the failed gate, before every stimulus
+
+
+def test_bayes_at_n_is_in_the_json_report_and_its_interval_is_named() -> None:
+    """The summary showed Bayes@N and its interval, but the JSON report had neither and the
+    methods notes called every suite interval mid-p. By hand for examples/failing: 0/3, 1/3,
+    2/3, 3/3, 3/3 give posterior means (c + 1)/5 = .2, .4, .6, .8, .8, mean .56; posterior
+    variances ab/(5²·6) = (4 + 6 + 6 + 4 + 4)/150 over 25 stimuli² → sd 0.08; 0.56 ± z·0.08."""
+    from gate.pipeline import request_from_options, run_check
+    from gate.report.json_report import build_report
+    from gate.report.markdown import render_summary
+    from gate.schemas import validator
+
+    results = str(EXAMPLES / "failing" / "results.jsonl")
+    outcome = run_check(request_from_options([results], config=None))
+    report = build_report(outcome)
+    assert validator("report").is_valid(report)
+    suite = report["suite"]
+    assert suite["bayes"] == pytest.approx(0.56)
+    z = 1.959963984540054
+    assert suite["bayes_interval"]["lo"] == pytest.approx(0.56 - z * 0.08, abs=1e-9)
+    assert suite["bayes_interval"]["hi"] == pytest.approx(0.56 + z * 0.08, abs=1e-9)
+    assert suite["bayes_interval"]["confidence"] == 0.95
+    method = suite["bayes_interval"]["method"]
+    assert "normal approx" in method
+    summary = render_summary(outcome)
+    assert f"(c + 1)/(n + 2), averaged over the stimuli; its interval: {method}" in summary
