@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -408,6 +409,7 @@ def check(
         and summary
         and "-" not in (json_path, summary)
         and os.path.realpath(json_path) == os.path.realpath(summary)
+        and not _is_device(summary)  # /dev/null for both: discard both, as asked
     ):
         raise click.UsageError(
             f"--json and --summary both name {summary}: the summary would replace the "
@@ -758,6 +760,15 @@ def init(
     click.echo(
         f"eval-gate: wrote {output}; check it with: eval-gate validate --config {output}", err=True
     )
+
+
+def _is_device(path: str) -> bool:
+    """True for an existing path that is not a regular file or folder (/dev/null, a pipe)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 #: warnings repeated on stderr when stdout does not carry the summary; all are in the reports

@@ -77,6 +77,9 @@ def test_report_and_summary_in_one_file_is_a_usage_error(failing: Path) -> None:
     assert result.exit_code == 2
     assert "--json and --summary both name ./out.md" in result.stderr
     assert not (failing / "out.md").exists()
+    # Both to /dev/null discards both, as asked (examples/workflows/adaptive.yml does one).
+    discarded = check("--json", "/dev/null", "--summary", "/dev/null")
+    assert discarded.exit_code == 1 and discarded.stdout == ""
 
 
 def test_warnings_reach_stderr_when_the_summary_goes_to_a_file(tmp_path: Path) -> None:
