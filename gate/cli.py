@@ -14,7 +14,7 @@ import os
 import stat
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 import click
@@ -391,9 +391,7 @@ def check(
     instead, --summary - the Markdown. Exit 0 when every gate passes, 1 when one fails,
     2 on bad input or config, 3 when the data cannot decide a gate yet (inconclusive).
     """
-    from gate.config import DEFAULT_CONFIG_FILE
-    from gate.fileio import atomic_write, refuse_overwriting
-    from gate.ingest import input_files
+    from gate.fileio import atomic_write
     from gate.pipeline import request_from_options, run_check
     from gate.report import wording
     from gate.report.json_report import build_report, dumps, write_report
@@ -418,13 +416,14 @@ def check(
     try:
         if json_path or summary:
             # Before anything is read: the report must never replace what it reports on.
-            default = DEFAULT_CONFIG_FILE if os.path.exists(DEFAULT_CONFIG_FILE) else None
-            refuse_overwriting(
+            _refuse_overwriting_inputs(
                 {
                     "--json": None if json_to_stdout else json_path,
                     "--summary": None if summary == "-" else summary,
                 },
-                input_files(results, baseline, config=config or default),
+                results,
+                baseline,
+                config=config,
             )
         request = request_from_options(
             results,
@@ -534,9 +533,7 @@ def plan(
     Give the expected pass rate (--expect P with --stimuli M) or a pilot run (--pilot
     FILES); the gates come from the configuration and the same options as check.
     """
-    from gate.config import DEFAULT_CONFIG_FILE, load_config
-    from gate.fileio import refuse_overwriting
-    from gate.ingest import input_files
+    from gate.config import load_config
     from gate.planning import plan as make_plan
     from gate.report.plan_report import build_plan_report, render_plan
 
@@ -545,8 +542,7 @@ def plan(
     try:
         if json_path and json_path != "-":
             # Before anything is read: the plan must never replace the pilot it is made from.
-            default = DEFAULT_CONFIG_FILE if os.path.exists(DEFAULT_CONFIG_FILE) else None
-            refuse_overwriting({"--json": json_path}, input_files(pilot, config=config or default))
+            _refuse_overwriting_inputs({"--json": json_path}, pilot, config=config)
         gate_config = load_config(
             config, {k: None if v is None else str(v) for k, v in overrides.items()}
         )
@@ -734,10 +730,7 @@ def init(
     name = DEFAULT_CONFIG_FILE if to_stdout else output
     try:
         if not to_stdout:  # --force replaces an old configuration, never the results read
-            from gate.fileio import refuse_overwriting
-            from gate.ingest import input_files
-
-            refuse_overwriting({"--output": output}, input_files(results))
+            _refuse_overwriting_inputs({"--output": output}, results, default_config=False)
         if results:
             from gate.ingest import load
             from gate.pipeline import table_usage
@@ -760,6 +753,23 @@ def init(
     click.echo(
         f"eval-gate: wrote {output}; check it with: eval-gate validate --config {output}", err=True
     )
+
+
+def _refuse_overwriting_inputs(
+    outputs: Mapping[str, str | None],
+    *patterns: Sequence[str],
+    config: str | None = None,
+    default_config: bool = True,
+) -> None:
+    """Exit code 2 when an output path is one of the files the patterns name, ``config``,
+    or (``default_config``) the .eval-gate.yml that applies when no --config is given."""
+    from gate.config import DEFAULT_CONFIG_FILE
+    from gate.fileio import refuse_overwriting
+    from gate.ingest import input_files
+
+    if config is None and default_config and os.path.exists(DEFAULT_CONFIG_FILE):
+        config = DEFAULT_CONFIG_FILE
+    refuse_overwriting(outputs, input_files(*patterns, config=config))
 
 
 def _is_device(path: str) -> bool:
