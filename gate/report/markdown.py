@@ -111,18 +111,12 @@ def render_suite(
 ) -> str:
     """The suite metric table of ``s`` (all stimuli, or one suite's), with Bayes@N and the
     values of the suite-level ``metric`` gates in ``gates``."""
-    k = s.k
     level = f"{s.confidence:.0%}"
-    bayes = s.bayes()
-    bayes_interval = interval_text(bayes.interval) if bayes.interval else "–"
     rows = [
-        ["pass rate", percent(s.pass_rate), interval_text(s.pass_rate_interval)],
-        [f"pass@{k}", percent(s.pass_at_k), interval_text(s.pass_at_k_interval)],
-        [f"pass^{k} (unbiased)", percent(s.pass_hat_k), interval_text(s.pass_hat_k_interval)],
-        [f"pass^{k} (plug-in p^k)", percent(s.pass_hat_k_plugin), "–"],
-        ["Bayes@N (posterior mean)", percent(bayes.value or 0.0), bayes_interval],
-        ["suite score (mean aggregate)", f"{s.score:.3f}", "–"],
+        [name, percent(value), interval_text(interval) if interval is not None else "–"]
+        for name, value, interval in wording.suite_rate_rows(s)
     ]
+    rows.append(["suite score (mean aggregate)", f"{s.score:.3f}", "–"])
     for gate in gates:
         if gate.kind == "metric" and gate.scope == "suite" and gate.value is not None:
             label = wording.metric_gate_label(gate.spec, _escape)

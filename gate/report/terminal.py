@@ -287,9 +287,7 @@ def _gates(outcome: CheckOutcome, term: Terminal) -> list[str]:
 
 
 def _suite_table(s: SuiteScore, term: Terminal, title: str = "Suite metric") -> list[str]:
-    k = s.k
     level = wording.pct(s.confidence)
-    bayes = s.bayes()  # as in the Markdown summary's table
 
     def row(name: str, value: float, interval: Interval | MetricInterval | None) -> list[Cell]:
         if interval is None:
@@ -302,14 +300,10 @@ def _suite_table(s: SuiteScore, term: Terminal, title: str = "Suite metric") -> 
             Cell(wording.interval_text(interval)),
         ]
 
-    rows = [
-        row("pass rate", s.pass_rate, s.pass_rate_interval),
-        row(f"pass@{k}", s.pass_at_k, s.pass_at_k_interval),
-        row(f"pass^{k} (unbiased)", s.pass_hat_k, s.pass_hat_k_interval),
-        row(f"pass^{k} (plug-in p^k)", s.pass_hat_k_plugin, None),
-        row("Bayes@N (posterior mean)", bayes.value or 0.0, bayes.interval),
-        [Cell("suite score (mean aggregate)"), Cell(f"{s.score:.3f}"), Cell(""), Cell("–")],
-    ]
+    rows = [row(*rate) for rate in wording.suite_rate_rows(s)]
+    rows.append(
+        [Cell("suite score (mean aggregate)"), Cell(f"{s.score:.3f}"), Cell(""), Cell("–")]
+    )
     return term.table([title, "Estimate", "", f"{level} interval"], rows, "lrlr")
 
 

@@ -76,6 +76,20 @@ def percent(value: float) -> str:
     return f"{value * 100:.1f}%"
 
 
+def suite_rate_rows(s: SuiteScore) -> list[tuple[str, float, Interval | MetricInterval | None]]:
+    """The suite table's rates in order, with their intervals (None: shown without one): the
+    rows every view of the suite shows, before the score row."""
+    k = s.k
+    bayes = s.bayes()
+    return [
+        ("pass rate", s.pass_rate, s.pass_rate_interval),
+        (f"pass@{k}", s.pass_at_k, s.pass_at_k_interval),
+        (f"pass^{k} (unbiased)", s.pass_hat_k, s.pass_hat_k_interval),
+        (f"pass^{k} (plug-in p^k)", s.pass_hat_k_plugin, None),
+        ("Bayes@N (posterior mean)", bayes.value or 0.0, bayes.interval),
+    ]
+
+
 def interval_text(interval: Interval | MetricInterval) -> str:
     """'[34.5%, 81.9%]'."""
     return f"[{percent(float(interval.lo))}, {percent(float(interval.hi))}]"
