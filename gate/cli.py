@@ -781,17 +781,13 @@ def _is_device(path: str) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
-#: warnings repeated on stderr when stdout does not carry the summary; all are in the reports
-_WARNINGS_ON_STDERR = 10
-
-
 def _say_warnings(warnings: Sequence[str]) -> None:
     """The reading's warnings (a likely misreading, left-out values) on stderr, where a user
-    whose summary goes to a file still sees them."""
-    for text in warnings[:_WARNINGS_ON_STDERR]:
+    whose summary goes to a file still sees them; as many as the summary shows."""
+    from gate.report import wording
+
+    for text in wording.shown_warnings(warnings):
         say(f"eval-gate: warning: {text}")
-    if len(warnings) > _WARNINGS_ON_STDERR:
-        say(f"eval-gate: and {len(warnings) - _WARNINGS_ON_STDERR:,} more warnings in the report")
 
 
 @main.command()

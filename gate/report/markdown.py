@@ -310,10 +310,15 @@ def render_notes(outcome: CheckOutcome) -> str:
                 len(rows),
             )
         )
-    warnings = wording.warnings(outcome, lambda x: md_text(x, 300), _escape)
-    if warnings:
-        parts.append("**Warnings:**\n\n" + "\n".join(f"- {w}" for w in warnings))
     return "\n\n".join(parts)
+
+
+def render_warnings(outcome: CheckOutcome) -> str:
+    """The check's warnings, under the gates (a trimmed comment keeps them), at most 10."""
+    found = wording.warnings(outcome, lambda x: md_text(x, 300), _escape)
+    if not found:
+        return ""
+    return "**Warnings:**\n\n" + "\n".join(f"- {w}" for w in wording.shown_warnings(found))
 
 
 def render_summary(outcome: CheckOutcome) -> str:
@@ -328,6 +333,7 @@ def render_summary(outcome: CheckOutcome) -> str:
         first,
         wording.facts_line(s, _escape, suites=len(suites), bold=_bold),
         render_gates(outcome),
+        render_warnings(outcome),
         render_reading(outcome),
         render_suite(s, "Suite metric" if len(suites) == 1 else "All suites", outcome.gates),
         wording.usage_line(outcome.usage, _bold) if outcome.usage is not None else "",

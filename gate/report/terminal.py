@@ -401,12 +401,14 @@ def _notes(outcome: CheckOutcome, term: Terminal) -> list[str]:
             term.heading(f"Errored trials ({s.errors:,})"),
             *term.table(header, rows, "lrl", shrink=2),
         ]
-    found = wording.warnings(outcome, lambda w: terminal_text(w, 300), _plain)
-    if found:
-        if lines:
-            lines.append("")
-        lines += [term.heading("Warnings"), *term.bullets(found, YELLOW)]
     return lines
+
+
+def _warnings(outcome: CheckOutcome, term: Terminal) -> list[str]:
+    found = wording.warnings(outcome, lambda w: terminal_text(w, 300), _plain)
+    if not found:
+        return []
+    return [term.heading("Warnings"), *term.bullets(wording.shown_warnings(found), YELLOW)]
 
 
 def render_terminal(outcome: CheckOutcome, term: Terminal | None = None) -> str:
@@ -424,6 +426,7 @@ def render_terminal(outcome: CheckOutcome, term: Terminal | None = None) -> str:
     facts = wording.facts_line(s, _plain, suites=len(suites), bold=term.heading)
     blocks.append(term.paragraph(facts))
     blocks.append(_gates(outcome, term))
+    blocks.append(_warnings(outcome, term))
     blocks.append(term.paragraph(wording.reading_sentence(s, term.heading)))
     blocks.append(_suite_table(s, term, "Suite metric" if len(suites) == 1 else "All suites"))
     if outcome.usage is not None:

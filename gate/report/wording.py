@@ -714,6 +714,20 @@ def warnings(
     return found
 
 
+#: warnings each view shows (under the gates: a likely misreading bears on every verdict);
+#: the JSON report lists them all
+SHOWN_WARNINGS = 10
+
+
+def shown_warnings(found: Sequence[str]) -> list[str]:
+    """The first :data:`SHOWN_WARNINGS` of ``found``, then one line counting the rest."""
+    shown = list(found[:SHOWN_WARNINGS])
+    if len(found) > SHOWN_WARNINGS:
+        more = len(found) - SHOWN_WARNINGS
+        shown.append(f"… and {plural(more, 'more warning')} (the JSON report lists every one)")
+    return shown
+
+
 def _left_out(suite: SuiteScore, escape: Escape) -> list[str]:
     """Each unscored stimulus (escaped) with what became of its trials: ``a (3 skipped)``."""
     shown = []

@@ -473,3 +473,45 @@ def test_bayes_at_n_is_in_the_json_report_and_its_interval_is_named() -> None:
     assert "normal approx" in method
     summary = render_summary(outcome)
     assert f"(c + 1)/(n + 2), averaged over the stimuli; its interval: {method}" in summary
+
+
+def test_warnings_sit_under_the_gates_survive_a_trimmed_comment_and_are_capped(
+    write_jsonl,
+) -> None:
+    """They were the last section: a PR comment trimmed to 65,536 characters lost them,
+    and a file with many look-alike names listed every pair."""
+    from dataclasses import replace
+
+    from gate.github.comment import build_comment_body
+    from gate.pipeline import request_from_options, run_check
+    from gate.report.markdown import render_summary
+    from gate.report.terminal import Terminal, render_terminal
+
+    records = [
+        {
+            "stimulus": f"case {i:04d} " + "x" * 60,
+            "trial": t,
+            "passed": t != i % 3,
+            "message": "assert failed: " + "y" * 300,
+        }
+        for i in range(3000)
+        for t in range(3)
+    ]
+    records += [
+        {"stimulus": "caf\u00e9", "trial": 0, "passed": True},
+        {"stimulus": "cafe\u0301", "trial": 0, "passed": True},
+    ]
+    path = write_jsonl(records)
+    outcome = run_check(request_from_options([str(path)], config=None))
+    (look_alike,) = outcome.warnings
+    # 11 more, as many files would give: the views show 10 and count the rest.
+    outcome = replace(outcome, warnings=(look_alike,) * 12)
+    summary = render_summary(outcome)
+    assert summary.index("**Warnings:**") < summary.index("### Stimuli, worst first")
+    assert summary.count("differ only in Unicode normalisation") == 10
+    assert "- … and 2 more warnings (the JSON report lists every one)" in summary
+    body = build_comment_body(summary, "default", None).text
+    assert "trimmed to GitHub's 65,536-character limit" in body
+    assert body.count("differ only in Unicode normalisation") == 10
+    view = render_terminal(outcome, Terminal(100, color=False))
+    assert view.index("Warnings") < view.index("Stimuli, worst first")
