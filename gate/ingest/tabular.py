@@ -103,17 +103,35 @@ def _column_map(
             raise InputError(
                 "no stimulus column",
                 where,
-                expected="a column named 'stimulus', or --map stimulus=COLUMN",
+                expected="a column named 'stimulus', or --map stimulus=COLUMN"
+                + _likely_column("stimulus", header, _STIMULUS_LIKE),
                 found="columns " + ", ".join(map(repr, header)),
             )
         if not any(field in mapping for field in _OUTCOME_FIELDS):
             raise InputError(
                 "no outcome column",
                 where,
-                expected="a passed, score, status or outcome column (or --map passed=COLUMN)",
+                expected="a passed, score, status or outcome column (or --map passed=COLUMN"
+                + _likely_column("passed", header, _PASSED_LIKE)
+                + ")",
                 found="columns " + ", ".join(map(repr, header)),
             )
     return mapping
+
+
+#: column names that usually hold the eval case's id / the verdict, most likely first
+_STIMULUS_LIKE = (
+    "case_id", "task_id", "sample_id", "problem_id", "instance_id", "example_id",
+    "question_id", "test_id", "id", "case", "task", "sample", "problem", "test", "name",
+)  # fmt: skip
+_PASSED_LIKE = ("ok", "pass", "success", "succeeded", "correct", "is_correct", "solved")
+
+
+def _likely_column(field: str, header: list[str], likely: tuple[str, ...]) -> str:
+    """', e.g. --map stimulus=case_id' when a column is named as such columns usually are."""
+    by_name = {column.lower(): column for column in header}
+    found = next((by_name[name] for name in likely if name in by_name), None)
+    return f"; here perhaps --map {field}={found}" if found is not None else ""
 
 
 def _lookup(row: Mapping[str, Any], column: str) -> tuple[bool, Any]:

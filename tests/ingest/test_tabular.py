@@ -79,6 +79,10 @@ def test_tsv_and_status_verdicts(tmp_path: Path) -> None:
         ("stimulus,passed\ns,true,extra\n", {}, r"t\.csv:2: row has the wrong number of cells"),
         ("case,passed\ns,true\n", {}, r"t\.csv:1: no stimulus column"),
         ("stimulus,note\ns,hi\n", {}, r"t\.csv:1: no outcome column"),
+        # Columns named as such columns usually are: the message says which --map to try.
+        ("Case_ID,passed\ns,true\n", {}, r"COLUMN; here perhaps --map stimulus=Case_ID;"),
+        ("stimulus,ok\ns,yes\n", {}, r"COLUMN; here perhaps --map passed=ok\);"),
+        ("identifier,passed\ns,true\n", {}, r"stimulus=COLUMN; found columns"),
         ("stimulus,passed\ns,true\n", {"stimuls": "x"}, r"unknown field\(s\) 'stimuls'"),
         ("stimulus,passed\ns,true\n", {"trial": "run"}, r"not in the header: trial=run"),
         (
