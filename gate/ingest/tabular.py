@@ -22,6 +22,7 @@ import csv
 import io
 import itertools
 import math
+import re
 from collections import Counter
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -127,11 +128,36 @@ _STIMULUS_LIKE = (
 _PASSED_LIKE = ("ok", "pass", "success", "succeeded", "correct", "is_correct", "solved")
 
 
-def _likely_column(field: str, header: list[str], likely: tuple[str, ...]) -> str:
-    """', e.g. --map stimulus=case_id' when a column is named as such columns usually are."""
-    by_name = {column.lower(): column for column in header}
-    found = next((by_name[name] for name in likely if name in by_name), None)
+def _likely_column(field: str, header: Iterable[str], likely: tuple[str, ...]) -> str:
+    """'; here perhaps --map stimulus=case_id' when a column is named as such columns usually
+    are (only a plain name: a suggestion must be safe to paste)."""
+    found = _likely_name(header, likely)
     return f"; here perhaps --map {field}={found}" if found is not None else ""
+
+
+def _likely_name(names: Iterable[str], likely: tuple[str, ...]) -> str | None:
+    by_name = {name.lower(): name for name in names if isinstance(name, str)}
+    return next((by_name[name] for name in likely if name in by_name), None)
+
+
+def _likely_path(row: Mapping[str, Any], likely: tuple[str, ...]) -> str | None:
+    """A key of ``row`` holding a text or number, or a dotted path one object down
+    (``case.id``), named as such a field usually is; None when none is (or the outer key is
+    not a plain name, which a suggestion to paste must be)."""
+
+    def ids(fields: Mapping[str, Any]) -> list[str]:
+        return [k for k, v in fields.items() if type(v) in (str, int)]  # not bool, not objects
+
+    found = _likely_name(ids(row), likely)
+    if found is None:
+        for key, value in row.items():
+            inner = _likely_name(ids(value), likely) if isinstance(value, Mapping) else None
+            if inner is not None and isinstance(key, str) and _PLAIN_NAME.fullmatch(key):
+                return f"{key}.{inner}"
+    return found
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
 def _lookup(row: Mapping[str, Any], column: str) -> tuple[bool, Any]:
@@ -209,10 +235,13 @@ def _row_trial(
 
     stimulus = get("stimulus")
     if _empty(stimulus) or isinstance(stimulus, bool | dict | list):
+        likely = None if "stimulus" in options.column_map else _likely_path(row, _STIMULUS_LIKE)
         raise InputError(
             f"no stimulus in column {mapping['stimulus']!r}",
             where,
-            expected="a non-empty id (name the column with --map stimulus=COLUMN)",
+            expected="a non-empty id (name the column with --map stimulus=COLUMN"
+            + (f"; here perhaps --map stimulus={likely}" if likely else "")
+            + ")",
             found=hint() or repr(stimulus),
         )
     stimulus = str(stimulus).strip()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -115,6 +116,27 @@ def test_jsonl_map_typo_is_caught(tmp_path: Path) -> None:
         )
     with pytest.raises(InputError, match=r"t\.jsonl:1: no stimulus in column 'stimulus'"):
         load_one(path, format="jsonl")
+
+
+@pytest.mark.parametrize(
+    ("record", "suggested"),
+    [
+        ({"id": "a", "ok": True}, "; here perhaps --map stimulus=id)"),
+        ({"case": {"id": "a"}, "ok": True}, "; here perhaps --map stimulus=case.id)"),
+        ({"Task_ID": 7, "ok": True}, "; here perhaps --map stimulus=Task_ID)"),
+        # An object or a boolean is no id; a key that is not a plain name is not suggested.
+        ({"case": {"x": 1}, "test": True, "ok": True}, ")"),
+        ({"a b": {"id": "a"}, "ok": True}, ")"),
+    ],
+)
+def test_a_jsonl_row_without_a_stimulus_suggests_a_likely_key(
+    tmp_path: Path, record: dict, suggested: str
+) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(InputError) as raised:
+        load_one(path, format="jsonl")
+    assert f"(name the column with --map stimulus=COLUMN{suggested}" in str(raised.value)
 
 
 def test_a_huge_integer_trial_index_is_an_index_and_a_negative_one_is_refused() -> None:
