@@ -37,12 +37,49 @@ from gate.metrics.decision import FAIL, INCONCLUSIVE, PASS, _smallest, three_way
 
 if TYPE_CHECKING:
     from gate.gates import GateDecision
-    from gate.metrics.evaluate import MetricValue, SuiteOutcomes
+    from gate.metrics import Interval
+    from gate.metrics.evaluate import MetricInterval, MetricValue, SuiteOutcomes
     from gate.metrics.registry import BoundMetric
     from gate.metrics.usage import TrialUsage
     from gate.scoring import SuiteScore
 
 KIND = "metric"
+
+#: Metrics whose per-stimulus estimator is an unbiased U-statistic of degree k with a kernel
+#: in [0, 1], averaged over the stimuli. A gate on one decides on the suite interval at
+#: n_eff = M·min(nᵢ)/k (:func:`gate.metrics.suite_interval`), as the built-in pass@k and
+#: pass^k gates do, not on the registry's interval: reference 003's posterior summary
+#: shrinks toward ½ and narrows as stimuli are added, so it misses the value it is about
+#: (simulated coverage at 50 stimuli × 3 trials: 0–31%; docs/metrics.md), and a verdict on
+#: it could say "the data show" what they do not.
+U_STATISTIC_METRICS = frozenset(
+    {
+        "pass_at_k",
+        "pass_hat_k",
+        "unanimous_at_k",
+        "g_pass_at_k",
+        "g_pass_at_k_tau",
+        "mg_pass_at_k",
+        "maj_at_k",
+        "auc_at_k",
+        "max_at_k",  # pass@k: a gate's outcomes are pass/fail
+    }
+)
+
+#: Metrics whose registry interval no gate decides on, and which have no honest one here:
+#: blends of suite values by the delta method on posterior summaries, a product of
+#: per-stimulus estimates, a weighted sum with free weights. Simulated at 50 stimuli of an
+#: agent at 80%, their intervals cover the value's expectation in 0–25% of the runs
+#: (docs/metrics.md), so they are gated on the point estimate only.
+NO_GATE_INTERVAL = frozenset(
+    {
+        "geom_at_k",
+        "geom_ds_at_k",
+        "threshold_spectrum_at_k",
+        "geo_spectrum_at_k",
+        "geo_spectrum_star_at_k",
+    }
+)
 
 #: Per-trial usage of one suite (``None``: of every suite), or ``None`` when no trial ran:
 #: given by the pipeline (the trial table), read only by usage metrics.
@@ -79,6 +116,17 @@ def parse_metric_gates(
         # `interval` names the bound that must clear each target (lower for min, upper for
         # max); the registry checks the metric has one as it checks `lower`.
         wants_interval = given.get("bound") == "interval"
+        if info is not None and info.name in NO_GATE_INTERVAL and given.get("bound") in (
+            "interval",
+            "lower",
+            "upper",
+        ):
+            raise ConfigError(
+                f"{where}: gate metric {info.name!r}: its interval (a posterior summary) does "
+                "not cover the metric's value (simulated: docs/metrics.md), so no gate decides "
+                "on it; use bound: estimate, or gate a metric with an honest interval "
+                f"({', '.join(sorted(U_STATISTIC_METRICS))}, bayes, avg)"
+            )
         if wants_interval:
             given["bound"] = "lower"
         try:
@@ -89,7 +137,11 @@ def parse_metric_gates(
                 message += "; give k on the gate or a top-level k"
             raise ConfigError(f"{where}: gate metric: {message}") from None
         metric = gate.metric
-        has_interval = metric.info.has_interval and gate.scope == "suite"
+        has_interval = (
+            metric.info.has_interval
+            and gate.scope == "suite"
+            and metric.info.name not in NO_GATE_INTERVAL
+        )
         for direction, target in (("min", gate.minimum), ("max", gate.maximum)):
             if target is None:
                 continue
@@ -174,6 +226,20 @@ def _evaluate(
         raise ConfigError(f"gate metric: {error}") from None
 
 
+def gate_interval(
+    metric: BoundMetric, value: MetricValue, n: np.ndarray, level: float, method: str
+) -> Interval | MetricInterval | None:
+    """The interval a gate on ``metric`` decides on (``n``: the trials of each stimulus):
+    the honest suite interval for a :data:`U_STATISTIC_METRICS` metric, else its own."""
+    if metric.info.name not in U_STATISTIC_METRICS or value.value is None:
+        return value.interval
+    from gate.metrics import suite_interval
+
+    k = int(value.params.get("k", 1))
+    estimate = min(max(float(value.value), 0.0), 1.0)
+    return suite_interval(estimate, n, k, level, method)  # type: ignore[arg-type]
+
+
 def _more_trials(spec: GateSpec, suite: SuiteScore, level: float) -> int | None:
     """More trials per stimulus deciding an inconclusive interval gate (≥ 80%), simulated
     at the current estimates with the metric's own interval (order-free metrics only)."""
@@ -194,8 +260,9 @@ def _more_trials(spec: GateSpec, suite: SuiteScore, level: float) -> int | None:
         for _ in range(runs):
             more = c + rng.binomial(m, rates)
             value = evaluate(metric, SuiteOutcomes.from_counts(n + m, more), confidence=level)
-            if value.interval is not None:
-                code = three_way(value.interval.lo, value.interval.hi, spec.target, spec.direction)
+            interval = gate_interval(metric, value, n + m, level, suite.interval_method)
+            if interval is not None:
+                code = three_way(interval.lo, interval.hi, spec.target, spec.direction)
                 decided += int(code) != INCONCLUSIVE
         return decided / runs
 
@@ -213,7 +280,10 @@ def decide_metric_gate(
     assert metric is not None, "a metric gate is parsed by parse_metric_gates"
     level = spec.confidence if spec.confidence is not None else suite.confidence
     value, names = _evaluate(metric, suite, spec.tag, level, usage, spec.suite)
-    interval = value.interval
+    interval: Interval | MetricInterval | None = value.interval
+    if not metric.info.usage:
+        trials = np.array([s.trials for s in suite.chosen(spec.tag, spec.suite)])
+        interval = gate_interval(metric, value, trials, level, suite.interval_method)
     if spec.scope == "stimuli":
         from gate.metrics.evaluate import judge_stimuli
 
@@ -261,8 +331,8 @@ def decide_metric_gate(
         outcome=outcome_name(code),
         basis="interval",
         value=value.value,
-        lower=interval.lo,
-        upper=interval.hi,
+        lower=float(interval.lo),
+        upper=float(interval.hi),
         confidence=interval.confidence,
         k=spec.k,
         method=interval.method,

@@ -429,9 +429,12 @@ def _catalogue() -> dict[str, MetricInfo]:
             "bayes", "Bayes@N: posterior mean reward (uniform Dirichlet prior)",
             categorical.bayes_counts, categorical.bayes_ci_counts, per_stimulus=False,
             estimator="Bayes@N posterior mean (uniform Dirichlet prior), mean over stimuli",
+            # What the interval covers, simulated (tests/metrics/test_bayes_coverage.py): the
+            # score's own expectation, which shrinks toward the prior; not the mean reward.
             estimand=(
-                "mean expected reward w·pi_i (pi_i each stimulus's outcome probabilities), "
-                f"over {_LATENT}"
+                "expected Bayes@N at these trial counts: the mean of Σ_j w_j·(N·pi_ij + 1)/"
+                "(N + C + 1) ((N·p_i + 1)/(N + 2) for pass/fail), below the mean expected "
+                f"reward of a good agent until N is large; over {_LATENT}"
             ),
             method="dirichlet posterior (Bayes@N, uniform prior), normal approx.",
         ),

@@ -815,11 +815,16 @@ def _bayes_note(suite: SuiteScore) -> str:
     bayes = suite.bayes()
     text = (
         "Bayes@N (Hariri et al. 2026, as scorio computes it): each stimulus's posterior mean "
-        "pass rate under a uniform prior, (c + 1)/(n + 2), averaged over the stimuli"
+        "pass rate under a uniform prior, (c + 1)/(n + 2), averaged over the stimuli; it "
+        "pulls every rate toward 50%, so it is below the pass rate of a good agent until "
+        "trials are many"
     )
     if bayes.interval is None:
         return text + "."
-    return f"{text}; its interval: {bayes.interval.method}"
+    return (
+        f"{text}. Its interval ({bayes.interval.method}) is for that score's own expectation "
+        "at these trial counts, not for the pass rate."
+    )
 
 
 def first_error_message(stimulus: StimulusScore) -> str:

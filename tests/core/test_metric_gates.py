@@ -14,6 +14,7 @@ from scorio import eval as scorio
 from gate.cli import main
 from gate.config import build_config
 from gate.errors import ConfigError
+from gate.metrics import suite_interval
 from gate.pipeline import CheckRequest, run_check
 from gate.report.json_report import build_report
 from gate.schemas import validator
@@ -47,8 +48,15 @@ def test_every_family_gates_a_real_fixture_with_scorio_values() -> None:
     tau, bayes, mg, graceful, variance = outcome.gates
     R, _ = matrix_of_passing()
     assert tau.value == pytest.approx(scorio.g_pass_at_k_tau(R, 3, 0.67), abs=1e-12)
+    # G-Pass@k's unbiased estimator is a U-statistic of degree k: the gate decides on the
+    # suite interval at n_eff = M·min(nᵢ)/k, as the pass^k gate does, not on scorio's
+    # posterior summary (which undercovers: test_u_statistic_metric_gates_are_honest).
+    honest = suite_interval(tau.value, [R.shape[1]] * R.shape[0], k=3)
+    assert (tau.lower, tau.upper) == pytest.approx((honest.lo, honest.hi), abs=1e-12)
+    n_eff = R.shape[0] * 5 / 3  # M stimuli × 5 trials / k
+    assert tau.method == f"mid-p at the suite estimate, n_eff = M·min(nᵢ)/k = {n_eff:.4g}"
     _, _, lo, hi = scorio.g_pass_at_k_tau_ci(R, 3, 0.67, confidence=0.95, bounds=(0.0, 1.0))
-    assert (tau.lower, tau.upper) == pytest.approx((lo, hi), abs=1e-12)
+    assert (tau.lower, tau.upper) != pytest.approx((lo, hi), abs=1e-6)
     assert tau.basis == "interval"
     mu, _, lo, hi = scorio.bayes_ci(R, confidence=0.95, bounds=(0.0, 1.0))
     assert bayes.value == pytest.approx(mu, abs=1e-12)

@@ -472,7 +472,8 @@ def test_bayes_at_n_is_in_the_json_report_and_its_interval_is_named() -> None:
     method = suite["bayes_interval"]["method"]
     assert "normal approx" in method
     summary = render_summary(outcome)
-    assert f"(c + 1)/(n + 2), averaged over the stimuli; its interval: {method}" in summary
+    assert "(c + 1)/(n + 2), averaged over the stimuli; it pulls every rate" in summary
+    assert f"Its interval ({method}) is for that score's own expectation" in summary
 
 
 def test_warnings_sit_under_the_gates_survive_a_trimmed_comment_and_are_capped(
