@@ -286,7 +286,11 @@ def _binary(
         estimator=_UNBIASED + (", mean over stimuli" if per_stimulus else ", blended at the suite"),
         point=point,
         interval_function=interval_function,
-        estimand=f"{latent} (p_i: stimulus i's pass probability), over {_LATENT}",
+        estimand=(
+            f"{latent} (p_i: stimulus i's pass probability), over {_LATENT}; a posterior "
+            "summary, calibrated on average over its prior, not for a given agent (a gate "
+            "decides on the n_eff suite interval or the estimate: docs/metrics.md)"
+        ),
         interval_method=_BETA_DELTA if delta else _BETA,
         alias_of=alias_of,
         recipe=Recipe("counts", values, per_stimulus, interval),
