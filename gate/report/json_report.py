@@ -33,6 +33,7 @@ from gate.scoring import (
 )
 
 if TYPE_CHECKING:
+    from gate.metrics.evaluate import MetricInterval
     from gate.pipeline import CheckOutcome
 
 
@@ -241,7 +242,8 @@ def _report_without_stimuli(outcome: CheckOutcome) -> dict[str, Any]:
     }
 
 
-def _usage_interval(interval: UsageInterval | None) -> dict[str, Any] | None:
+def _described_interval(interval: UsageInterval | MetricInterval | None) -> dict[str, Any] | None:
+    """An interval that says itself what it is about (its ``estimand``), as JSON."""
     if interval is None:
         return None
     return {
@@ -263,7 +265,7 @@ def _usage(usage: UsageSummary) -> dict[str, Any]:
         else {
             "total": _number(cost.total),
             "mean_per_trial": _number(cost.mean_per_trial),
-            "mean_per_trial_interval": _usage_interval(cost.mean_per_trial_interval),
+            "mean_per_trial_interval": _described_interval(cost.mean_per_trial_interval),
             "per_pass": _optional(cost.per_pass),
             "trials": cost.trials,
             "missing": cost.missing,
@@ -341,19 +343,10 @@ def _suite(s: SuiteScore) -> dict[str, Any]:
 def _bayes(s: SuiteScore) -> dict[str, Any]:
     """Bayes@N as the summary's suite table shows it: the value, its estimator, its interval."""
     bayes = s.bayes()
-    interval = bayes.interval
     return {
         "bayes": _optional(bayes.value),
         "bayes_estimator": bayes.estimator,
-        "bayes_interval": None
-        if interval is None
-        else {
-            "lo": _number(interval.lo),
-            "hi": _number(interval.hi),
-            "method": interval.method,
-            "confidence": interval.confidence,
-            "estimand": interval.estimand,
-        },
+        "bayes_interval": _described_interval(bayes.interval),
     }
 
 
