@@ -203,7 +203,9 @@ def _evaluate(
     level: float,
     usage: UsageOf | None,
     suite_name: str | None = None,
-) -> tuple[MetricValue, list[str]]:
+) -> tuple[MetricValue, Interval | MetricInterval | None, list[str]]:
+    """The metric's value on the chosen stimuli, the interval a gate on it decides on
+    (:func:`gate_interval`), and the stimuli's names."""
     from gate.metrics.evaluate import MetricDataError, evaluate
     from gate.metrics.usage import MissingUsageError
 
@@ -220,9 +222,11 @@ def _evaluate(
                     f"metric {metric.info.name!r} needs per-trial cost, duration or tokens, "
                     "and these results carry none"
                 )
-            return evaluate(metric, trials, confidence=level), []
+            value = evaluate(metric, trials, confidence=level)
+            return value, value.interval, []
         data, names = _suite_outcomes(suite, tag, suite_name)
-        return evaluate(metric, data, confidence=level), names
+        value = evaluate(metric, data, confidence=level)
+        return value, gate_interval(metric, value, data.n, level, suite.interval_method), names
     except (MetricDataError, MissingUsageError) as error:
         raise ConfigError(f"gate metric: {error}") from None
 
@@ -280,11 +284,7 @@ def decide_metric_gate(
     metric = spec.resolved
     assert metric is not None, "a metric gate is parsed by parse_metric_gates"
     level = spec.confidence if spec.confidence is not None else suite.confidence
-    value, names = _evaluate(metric, suite, spec.tag, level, usage, spec.suite)
-    interval: Interval | MetricInterval | None = value.interval
-    if not metric.info.usage:
-        trials = np.array([s.trials for s in suite.chosen(spec.tag, spec.suite)])
-        interval = gate_interval(metric, value, trials, level, suite.interval_method)
+    value, interval, names = _evaluate(metric, suite, spec.tag, level, usage, spec.suite)
     if spec.scope == "stimuli":
         from gate.metrics.evaluate import judge_stimuli
 
