@@ -253,7 +253,10 @@ def test_coverage_infimum_is_the_limit_beside_an_interval_end() -> None:
         assert brute.min() >= low - 1e-12, n
     lo, hi = default_bounds(19)
     low, where = coverage_infimum(lo, hi, 19)
-    assert low == pytest.approx(0.92155, abs=5e-6) and where == pytest.approx(0.69360, abs=1e-5)
+    # The intervals are symmetric (c and n - c mirror each other), so the dip is reached
+    # at 0.3064 and at 0.6936 alike; which of the two argmin returns is a last-bit tie.
+    assert low == pytest.approx(0.92155, abs=5e-6)
+    assert min(where, 1 - where) == pytest.approx(0.30640, abs=1e-5)
     assert metrics.interval_coverage("mid-p", 19, fine_grid()).minimum == pytest.approx(
         0.93563, abs=5e-6
     )
