@@ -38,7 +38,7 @@ run: $(VENV)/.run-installed
 	@echo "or 'source $(BIN)/activate' first (README.md, Install)."
 
 test: $(VENV)/.test-installed
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --maxprocesses=4
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
