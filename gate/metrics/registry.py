@@ -457,25 +457,25 @@ def _catalogue() -> dict[str, MetricInfo]:
             method="dirichlet posterior (Bayes@N, uniform prior), normal approx.",
         ),
         _reliability(
-            "decay_curve", "reference 004's decay curve at k = N: floor(100 (c/N)^N)", _decay_point,
+            "decay_curve", "mcptest's decay curve at k = N: floor(100 (c/N)^N)", _decay_point,
             ordered=True,
             note=(
                 "order-dependent: entry k of the curve uses the first k runs (the gated last "
                 "point uses all N; the curve the report draws needs the order)"
             ),
-            estimator="last point of reference 004's decay curve (plug-in pass^N, floored percent)",
+            estimator="last point of mcptest's decay curve (plug-in pass^N, floored percent)",
         ),
         _reliability(
-            "variance_amplification", "reference 004: sd of the 0/1 runs over 0.5, in percent",
+            "variance_amplification", "mcptest: sd of the 0/1 runs over 0.5, in percent",
             reliability.variance_amplification_counts, ordered=False,
             note="order-free: sqrt(c(n-c))/n, from (n, c) alone",
-            estimator="reference 004's variance amplification (rounded percent)",
+            estimator="mcptest's variance amplification (rounded percent)",
         ),
         _reliability(
-            "graceful_degradation", "reference 004: position-weighted pass share, in percent",
+            "graceful_degradation", "mcptest: position-weighted pass share, in percent",
             reliability.graceful_degradation, ordered=True,
             note="order-dependent: run i's pass weighs i (late failures cost more)",
-            estimator="reference 004's graceful degradation (rounded percent)",
+            estimator="mcptest's graceful degradation (rounded percent)",
         ),
         _usage("cost_usd.total", "total cost in USD of the trials that report one",
                "sum over the trials that report a cost"),

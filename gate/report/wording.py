@@ -758,8 +758,8 @@ READING_ADVICE = {
 }
 
 DEFAULT_GATE_NOTE = (
-    "No gate is configured, so the default gate applies (reference 001's CI guidance: pass "
-    "rate ≥ 0.7, decided on its interval). Configure gates in .eval-gate.yml."
+    "No gate is configured, so the default gate applies (Vally's scoring guide for a CI gate: "
+    "pass rate ≥ 0.7, decided on its interval). Configure gates in .eval-gate.yml."
 )
 
 
