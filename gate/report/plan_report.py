@@ -33,8 +33,8 @@ def _why(gate: GatePlan, power: float) -> str:
     if gate.spec.kind in REGRESSION_KINDS:
         if gate.trials is not None:
             return (
-                f"For an unchanged agent, {gate.trials} trials per stimulus on each run decide it "
-                f"with at least {chance} probability."
+                f"For an unchanged agent, {_per_stimulus(gate.trials)} on each run "
+                f"{_decide(gate.trials)} it with at least {chance} probability."
             )
         if gate.stimuli is not None:
             return (
@@ -46,13 +46,13 @@ def _why(gate: GatePlan, power: float) -> str:
         return f"Not decided with at least {chance} probability within the search limit of trials."
     if gate.goal == "agree":
         return (
-            f"A point estimate always decides; with {gate.trials} trials per stimulus it gives "
+            f"A point estimate always decides; with {_per_stimulus(gate.trials)} it gives "
             f"the verdict the expected rates imply ({gate.expected_outcome}) with at least "
             f"{chance} probability (no error control)."
         )
     return (
-        f"{gate.trials} trials per stimulus decide it (pass or fail) with at least {chance} "
-        "probability."
+        f"{_per_stimulus(gate.trials)} {_decide(gate.trials)} it (pass or fail) with at least "
+        f"{chance} probability."
     )
 
 
@@ -128,7 +128,16 @@ def _headline(plan: Plan) -> str:
     trials = plan.trials_per_stimulus
     if trials is None:
         return "no gate can be planned in trials per stimulus"
-    return f"{trials} trials per stimulus"
+    return _per_stimulus(trials)
+
+
+def _per_stimulus(trials: int) -> str:
+    """'1 trial per stimulus', '3 trials per stimulus'."""
+    return f"{wording.plural(trials, 'trial')} per stimulus"
+
+
+def _decide(trials: int) -> str:
+    return "decides" if trials == 1 else "decide"
 
 
 def build_plan_report(plan: Plan) -> dict[str, Any]:

@@ -191,3 +191,18 @@ def test_the_json_plan_never_replaces_its_pilot_or_configuration(tmp_path) -> No
     args = ["plan", "--pilot", str(pilot), "--config", str(config), "--json", str(written)]
     assert CliRunner().invoke(main, args).exit_code == 0
     assert json.loads(written.read_text(encoding="utf-8"))["stimuli"] == 5
+
+
+def test_a_plan_of_one_trial_is_worded_in_the_singular() -> None:
+    """Rates far below the 0.7 default: one trial of 50 stimuli rules 0.7 out, and the plan
+    says '1 trial per stimulus decides it', not '1 trials ... decide it'."""
+    from gate.report.plan_report import render_plan
+
+    config = build_config({"gates": {"pass_rate": {"min": 0.7, "bound": "interval"}}})
+    result = plan(config, [0.2] * 50, source="expect")
+    (gate,) = result.gates
+    assert gate.trials == 1
+    rendered = render_plan(result)
+    assert rendered.startswith("## eval-gate plan: 1 trial per stimulus\n")
+    assert "- 1 trial per stimulus decides it (pass or fail) with at least 80%" in rendered
+    assert "1 trials" not in rendered
