@@ -84,7 +84,8 @@ class Excluded:
         if self.reason == "no trials":
             return f"no counted trials in the {self.run}"
         if self.reason == "fewer than k":
-            return f"{self.trials} trials in the {self.run}, fewer than k = {k}"
+            trials = "1 trial" if self.trials == 1 else f"{self.trials} trials"
+            return f"{trials} in the {self.run}, fewer than k = {k}"
         return f"no score in the {self.run}"
 
 

@@ -210,7 +210,8 @@ def _sizes(suite: SuiteScore) -> str:
     counts = [s.trials for s in suite.stimuli]
     low, high = min(counts), max(counts)
     per = f"{low}" if low == high else f"{low}–{high}"
-    return f"{len(counts)} stimuli × {per} trials"
+    stimuli = "1 stimulus" if len(counts) == 1 else f"{len(counts)} stimuli"
+    return f"{stimuli} × {per} {'trial' if high == 1 else 'trials'}"
 
 
 def _lower_end_gate(

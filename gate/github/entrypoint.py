@@ -43,6 +43,7 @@ from gate.github.runner import (
 )
 from gate.reading import confined_to
 from gate.redact import redact, redacting
+from gate.report import wording
 from gate.report.annotations import Annotation, build_annotations
 from gate.report.escape import md_text, safe_text
 
@@ -363,10 +364,7 @@ def _run(
     verdict = evaluation.verdict.upper()
     if evaluation.outcome is not None:
         outcome = evaluation.outcome
-        log(
-            f"{verdict} ({len(outcome.failed_gates)} failed, {len(outcome.inconclusive_gates)} "
-            f"inconclusive, of {len(outcome.gates)} gates)"
-        )
+        log(wording.gate_tally(outcome))
     else:
         log(f"{verdict}: {evaluation.annotations[0].message}")
     log(f"exit code {evaluation.exit_code} (fail_on: {inputs.fail_on if inputs else 'gates'})")

@@ -554,7 +554,7 @@ def power_sentence(comparison: Comparison) -> str:
     if m == 0:
         return "No shared stimuli: no power statement."
     fewest = min(power.trials_baseline, power.trials_candidate)
-    size = f"{m} shared stimuli × {_trials_text(fewest)} trials"
+    size = f"{m} shared {'stimulus' if m == 1 else 'stimuli'} × {_trials_text(fewest)} trials"
     if power.trials_baseline != power.trials_candidate:
         size = (
             f"{m} shared stimuli × {_trials_text(power.trials_baseline)} baseline / "
@@ -990,13 +990,17 @@ def verdict_line(outcome: CheckOutcome) -> str:
     return f"{head} — {which} undecided: the data cannot decide yet"
 
 
+def gate_tally(outcome: CheckOutcome) -> str:
+    """'FAIL (1 failed, 0 inconclusive, of 1 gate)': the verdict and its gate counts."""
+    return (
+        f"{outcome.verdict.upper()} ({len(outcome.failed_gates)} failed, "
+        f"{len(outcome.inconclusive_gates)} inconclusive, of {plural(len(outcome.gates), 'gate')})"
+    )
+
+
 def exit_line(outcome: CheckOutcome) -> str:
     """The one line ``check`` writes to stderr last: verdict, counts and exit code."""
-    return (
-        f"eval-gate: {outcome.verdict.upper()} ({len(outcome.failed_gates)} failed, "
-        f"{len(outcome.inconclusive_gates)} inconclusive, of {plural(len(outcome.gates), 'gate')}"
-        f"); exit code {outcome.exit_code}"
-    )
+    return f"eval-gate: {gate_tally(outcome)}; exit code {outcome.exit_code}"
 
 
 def policy_sentence(outcome: CheckOutcome) -> str | None:

@@ -532,6 +532,10 @@ def test_exclusions_are_listed_with_reasons() -> None:
         "2 trials in the baseline, fewer than k = 3",
         "no counted trials in the baseline",
     ]
+    one = compare(
+        {"a": StimulusCounts(1, 1)}, {"a": StimulusCounts(5, 5)}, metric="pass_hat_k", k=3
+    )
+    assert one.excluded[0].describe(3) == "1 trial in the baseline, fewer than k = 3"
     assert [row.id for row in result.rows] == ["a"]
     # pass^3 unbiased: C(4,3)/C(5,3) = 4/10
     assert result.rows[0].candidate == pytest.approx(0.4)

@@ -442,3 +442,12 @@ def test_ceil_significant_rounds_up_to_two_digits() -> None:
     assert config_template._ceil_significant(47.9) == 48
     assert config_template._ceil_significant(120.0) == 120
     assert config_template._ceil_significant(0.0) == 0.0
+
+
+def test_init_words_a_run_of_one_stimulus_and_one_trial_in_the_singular(workdir: Path) -> None:
+    (workdir / "results.jsonl").write_text('{"stimulus": "only", "trial": 0, "passed": true}\n')
+    result = invoke("init", "results.jsonl")
+    assert result.exit_code == 0, result.output
+    text = (workdir / ".eval-gate.yml").read_text(encoding="utf-8")
+    assert "on 1 stimulus × 1 trial (mean over stimuli);" in text
+    assert "1 stimuli" not in text and "1 trials" not in text

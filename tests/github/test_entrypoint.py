@@ -198,7 +198,8 @@ def test_pull_request_failing_gates(harness: Harness, fake_github: FakeGitHub) -
     assert "## ❌ eval-gate: FAIL" in comment["body"]
     assert "/octo-org/agent-evals/actions/runs/4242" in comment["body"]
     assert run.outputs["comment_url"] == comment["html_url"]
-    assert "eval-gate: FAIL" in run.stderr
+    # The action's log tallies the gates in the words of check's last line (wording.gate_tally).
+    assert "eval-gate: FAIL (1 failed, 0 inconclusive, of 3 gates)\n" in run.stderr
     assert "as native (detected)" in run.stdout + run.stderr  # the log says what it detected
 
 
