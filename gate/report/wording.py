@@ -579,7 +579,10 @@ def power_sentence(comparison: Comparison) -> str:
         )
     how = "normal approximation"
     if power.approximate:
-        how += f"; optimistic for the {comparison.test.method} test used with only {m} stimuli"
+        how += (
+            f"; optimistic for the {comparison.test.method} test used with only "
+            f"{stimuli_count(m)}"
+        )
     return (
         f"With {size}, a true drop of {points(power.mde, False)} points would be shown with "
         f"{pct(power.power)} probability at {level} one-sided confidence (minimum detectable "

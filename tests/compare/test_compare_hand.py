@@ -424,6 +424,11 @@ def test_no_drop_is_detectable_when_the_sign_flip_test_cannot_reject() -> None:
         "the exact sign-flip permutation test has only 2^4 = 16 sign patterns, so its "
         "smallest p-value is 1/16 = 0.0625 > α = 0.05; at least 5 shared stimuli are needed."
     )
+    one = compare(counts({"a": 3}), counts({"a": 1}))
+    assert wording.power_sentence(one).startswith(
+        "With 1 shared stimulus × 5 trials, no drop is detectable at 95% one-sided confidence: "
+        "the exact sign-flip permutation test has only 2^1 = 2 sign patterns"
+    )
     six = {f"s{i}": 5 for i in range(6)}
     at99 = compare(counts(six), counts({s: 2 for s in six}), confidence=0.99)
     assert at99.power.blind
