@@ -554,10 +554,11 @@ def power_sentence(comparison: Comparison) -> str:
     if m == 0:
         return "No shared stimuli: no power statement."
     fewest = min(power.trials_baseline, power.trials_candidate)
-    size = f"{m} shared {'stimulus' if m == 1 else 'stimuli'} × {_trials_text(fewest)} trials"
+    shared = f"{m} shared {'stimulus' if m == 1 else 'stimuli'}"
+    size = f"{shared} × {_trials_text(fewest)} {'trial' if fewest == 1 else 'trials'}"
     if power.trials_baseline != power.trials_candidate:
         size = (
-            f"{m} shared stimuli × {_trials_text(power.trials_baseline)} baseline / "
+            f"{shared} × {_trials_text(power.trials_baseline)} baseline / "
             f"{_trials_text(power.trials_candidate)} candidate trials"
         )
     level = pct(comparison.confidence)

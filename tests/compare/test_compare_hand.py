@@ -429,6 +429,12 @@ def test_no_drop_is_detectable_when_the_sign_flip_test_cannot_reject() -> None:
         "With 1 shared stimulus × 5 trials, no drop is detectable at 95% one-sided confidence: "
         "the exact sign-flip permutation test has only 2^1 = 2 sign patterns"
     )
+    single = compare(counts({"a": 1, "b": 0}, trials=1), counts({"a": 0, "b": 0}, trials=1))
+    assert wording.power_sentence(single).startswith("With 2 shared stimuli × 1 trial, ")
+    uneven = compare(counts({"a": 1}, trials=1), counts({"a": 0}, trials=3))
+    assert wording.power_sentence(uneven).startswith(
+        "With 1 shared stimulus × 1 baseline / 3 candidate trials, "
+    )
     six = {f"s{i}": 5 for i in range(6)}
     at99 = compare(counts(six), counts({s: 2 for s in six}), confidence=0.99)
     assert at99.power.blind
