@@ -361,11 +361,9 @@ def _run(
                 )
         else:
             out.write(safe_text(redact(summary)))  # `docker run` by hand: no runner
-    verdict = evaluation.verdict.upper()
     if evaluation.outcome is not None:
-        outcome = evaluation.outcome
-        log(wording.gate_tally(outcome))
+        log(wording.gate_tally(evaluation.outcome))
     else:
-        log(f"{verdict}: {evaluation.annotations[0].message}")
+        log(f"{evaluation.verdict.upper()}: {evaluation.annotations[0].message}")
     log(f"exit code {evaluation.exit_code} (fail_on: {inputs.fail_on if inputs else 'gates'})")
     return evaluation.exit_code
