@@ -625,7 +625,9 @@ def _regression_gate(spec: GateSpec, comparison: Comparison, advise: bool = True
 
 def _completed_trials(suite: SuiteScore) -> GateDecision | None:
     """A run in which every counted trial errored measured nothing about the agent."""
-    if suite.trials == 0 or suite.errors < suite.trials:
+    # Errored trials are counted (as failures) only under errors: fail; excluded ones are
+    # not among ``suite.trials`` at all, so they can never make up every counted trial.
+    if suite.errors_policy != "fail" or suite.trials == 0 or suite.errors < suite.trials:
         return None
     # Counted in trials: none completed without error, at least one needed.
     spec = GateSpec(COMPLETED_TRIALS, 1.0, "completed", default=True, goal="min")

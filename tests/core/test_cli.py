@@ -240,6 +240,24 @@ def test_validate_counts_in_words(tmp_path: Path) -> None:
     assert result.stderr.strip().splitlines()[-1] == "Error: 1 of 2 files is invalid"
 
 
+def test_excluded_errors_are_not_taken_for_a_run_in_which_nothing_completed(
+    write_jsonl: Any,
+) -> None:
+    """With --errors exclude, errored trials are not counted: 3 excluded errors beside 3
+    counted passes made the built-in gate say every counted trial errored (a false FAIL)."""
+    results = write_jsonl(trials_of("a", "PPP") + trials_of("b", "EEE"))
+    result = run("check", str(results), "--errors", "exclude", "--min-pass-rate", "0.01")
+    assert "completed without error" not in result.stdout
+    assert "| pass rate ≥ 0.01 (suite, point estimate) | 1.000 | – | ≥ 0.01 | ✔ pass |" in (
+        result.stdout
+    )
+    # a's 3 passes alone: mid-p, c = n = 3, lower bound p with p³/2 = 0.025, 0.05^(1/3)
+    assert "| pass rate | 100.0% | [36.8%, 100.0%] |" in result.stdout
+    assert result.returncode == 0, result.stdout
+    failed = run("check", str(results), "--min-pass-rate", "0.01")  # errors counted: a fail
+    assert "completed without error" not in failed.stdout
+
+
 def test_a_run_whose_trials_all_errored_fails_with_a_valid_json_report(
     tmp_path: Path, write_jsonl: Any
 ) -> None:
