@@ -124,6 +124,8 @@ class GateDecision:
     outside: int = 0
     #: decided on a confidence sequence (valid at every look), not a fixed-n interval.
     sequential: bool = False
+    #: stimuli left out of a flakiness gate: a single counted trial cannot show flakiness.
+    unmeasured: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -311,15 +313,26 @@ def _point_gate(spec: GateSpec, suite: SuiteScore, k: int) -> GateDecision:
     values = metric_values(
         suite, metric, k=k, estimator=spec.estimator, tag=spec.tag, suite_name=spec.suite
     )
-    rule = PointRule(metric, k, spec.target, spec.direction, spec.scope)
-    result = rule.decide_values(values.values)
     names = [s.name for s in values.stimuli]
+    numbers = values.values
+    unmeasured: tuple[str, ...] = ()
+    if metric == "flakiness":
+        # A stimulus with one counted trial has flakiness 0 whatever the agent does: it would
+        # pass a flakiness gate (or dilute the suite's mean) on no evidence at all.
+        measured = np.array([s.trials >= 2 for s in values.stimuli])
+        unmeasured = tuple(x for x, m in zip(names, measured.tolist(), strict=True) if not m)
+        if not measured.any():
+            return _unmeasured_flakiness(spec, suite, unmeasured)
+        names = [x for x, m in zip(names, measured.tolist(), strict=True) if m]
+        numbers = numbers[measured]
+    rule = PointRule(metric, k, spec.target, spec.direction, spec.scope)
+    result = rule.decide_values(numbers)
     failing: tuple[str, ...] = ()
     subject = _subject(suite, spec)
     if result.stimuli is not None:
         codes = result.stimuli[0]
         failing = tuple(x for x, code in zip(names, codes, strict=True) if code == FAIL)
-        subject = _worst_name(names, values.values, spec.direction)
+        subject = _worst_name(names, numbers, spec.direction)
     return GateDecision(
         spec=spec,
         outcome=outcome_name(result.outcome[0]),
@@ -332,6 +345,28 @@ def _point_gate(spec: GateSpec, suite: SuiteScore, k: int) -> GateDecision:
         method=None,
         subject=subject,
         failing=failing,
+        unmeasured=unmeasured,
+    )
+
+
+def _unmeasured_flakiness(
+    spec: GateSpec, suite: SuiteScore, stimuli: tuple[str, ...]
+) -> GateDecision:
+    """A flakiness gate on stimuli that all have a single counted trial: undecided, since
+    one trial cannot show flakiness (the advice, "at least two", is in its sentence)."""
+    return GateDecision(
+        spec=spec,
+        outcome="inconclusive",
+        basis="point estimate",
+        value=None,
+        lower=None,
+        upper=None,
+        confidence=None,
+        k=None,
+        method=None,
+        subject=_subject(suite, spec),
+        undecided=stimuli if spec.scope == "stimuli" else (),
+        unmeasured=stimuli,
     )
 
 

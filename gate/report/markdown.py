@@ -82,9 +82,8 @@ def render_gates(outcome: CheckOutcome) -> str:
     rows = []
     sentences = []
     for gate in outcome.gates:
-        subject = ""
-        if gate.scope == "stimuli" and gate.subject:
-            subject = f" — worst: {md_text(gate.subject, 80)}"
+        worst = wording.worst_subject(gate)
+        subject = f" — worst: {md_text(worst, 80)}" if worst is not None else ""
         rows.append(
             [
                 wording.gate_name(gate, _escape) + subject,

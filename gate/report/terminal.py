@@ -259,8 +259,9 @@ def _gates(outcome: CheckOutcome, term: Terminal) -> list[str]:
     rows = []
     for gate in outcome.gates:
         name = wording.gate_name(gate, _plain)
-        if gate.scope == "stimuli" and gate.subject:
-            name += f" — worst: {_plain(gate.subject)}"
+        worst = wording.worst_subject(gate)
+        if worst is not None:
+            name += f" — worst: {_plain(worst)}"
         rows.append(
             [
                 Cell(name),

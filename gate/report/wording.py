@@ -209,6 +209,14 @@ def gate_name(decision: GateDecision, escape: Escape = _plain) -> str:
     )
 
 
+def worst_subject(decision: GateDecision) -> str | None:
+    """The stimulus a per-stimulus gate's value belongs to (unescaped); None when the gate
+    has no such value (a suite gate, or nothing measured)."""
+    if decision.scope != "stimuli" or not decision.subject or decision.value is None:
+        return None
+    return decision.subject
+
+
 def spec_label(
     spec: GateSpec,
     k: int | None,
@@ -381,6 +389,26 @@ POINT_CAVEAT = "A point estimate has no error control: a rerun can flip it."
 
 def _point_sentence(decision: GateDecision, escape: Escape) -> str:
     """'Fail: the suite's pass^3 is 0.400, below the target 0.8. A point estimate ...'"""
+    if decision.outcome == "inconclusive":  # flakiness on single trials: nothing to measure
+        return (
+            f"Inconclusive: flakiness needs at least 2 trials of a stimulus, and "
+            f"{'the only stimulus' if len(decision.unmeasured) == 1 else 'every stimulus'} "
+            "it covers has 1."
+        )
+    return _point_verdict(decision, escape) + _unmeasured_note(decision)
+
+
+def _unmeasured_note(decision: GateDecision) -> str:
+    count = len(decision.unmeasured)
+    if not count:
+        return ""
+    return (
+        f" ({stimuli_count(count)} with a single trial {'is' if count == 1 else 'are'} left "
+        "out: one trial cannot show flakiness.)"
+    )
+
+
+def _point_verdict(decision: GateDecision, escape: Escape) -> str:
     spec = decision.spec
     metric = metric_label(spec.metric, decision.k, spec.estimator)
     value = value_text(decision)
@@ -477,6 +505,8 @@ def advice_sentence(decision: GateDecision) -> str | None:
     """What would decide an inconclusive gate, in one sentence; ``None`` when decided."""
     if decision.outcome != "inconclusive":
         return None
+    if decision.value is None and decision.unmeasured:
+        return "At least 2 trials of each stimulus are needed before flakiness can be measured."
     advice = decision.advice
     power = pct(advice.power)
     parts = []

@@ -255,3 +255,37 @@ def test_verdict_is_fail_then_inconclusive_then_pass() -> None:
     assert verdict_of([passing]) == "pass"
     assert verdict_of([passing, undecided]) == "inconclusive"
     assert verdict_of([undecided, failing, passing]) == "fail"
+
+
+def test_flakiness_on_single_trials_is_undecided_not_a_silent_pass() -> None:
+    """One counted trial gives flakiness 0 whatever the agent does: a max_flakiness gate on
+    such stimuli passed on no evidence."""
+    suite = suite_of({"a": "P", "b": "F"})
+    for scope in ("suite", "stimuli"):
+        config = {"gates": {"max_flakiness": {"max": 0.2, "scope": scope}}}
+        (result,) = gates(config, suite)
+        decided = (result.outcome, result.value, result.unmeasured)
+        assert decided == ("inconclusive", None, ("a", "b"))
+        assert wording.gate_sentence(result) == (
+            "Inconclusive: flakiness needs at least 2 trials of a stimulus, and every stimulus "
+            "it covers has 1."
+        )
+        assert wording.advice_sentence(result) == (
+            "At least 2 trials of each stimulus are needed before flakiness can be measured."
+        )
+        assert wording.worst_subject(result) is None
+    assert verdict_of([result]) == "inconclusive"
+
+
+def test_flakiness_leaves_out_single_trial_stimuli_and_says_so() -> None:
+    """a and b (one trial each) have no flakiness to measure; c (PF) has 50%. The suite's
+    flakiness is c's 0.5, not the 0.167 that counting a and b as steady gave."""
+    suite = suite_of({"a": "P", "b": "P", "c": "PF"})
+    (suite_gate,) = gates({"gates": {"max_flakiness": {"max": 0.2, "scope": "suite"}}}, suite)
+    assert (suite_gate.outcome, suite_gate.value) == ("fail", pytest.approx(0.5))
+    assert suite_gate.unmeasured == ("a", "b")
+    (each,) = gates({"gates": {"max_flakiness": {"max": 0.5, "scope": "stimuli"}}}, suite)
+    assert (each.outcome, each.value, each.subject) == ("pass", pytest.approx(0.5), "c")
+    assert wording.gate_sentence(each).endswith(
+        "(2 stimuli with a single trial are left out: one trial cannot show flakiness.)"
+    )
