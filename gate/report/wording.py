@@ -316,13 +316,18 @@ def _claim(decision: GateDecision, escape: Escape) -> str:
         metric = metric_gate_label(spec, escape)
     relation = "at least" if decision.direction == "min" else "at most"
     target = pct(spec.target) if spec.kind == "max_flakiness" else f"{spec.target:g}"
-    suite = "the suite" if spec.suite is None else f"suite {escape(spec.suite)}"
-    tagged = f" tagged {escape(spec.tag)}" if spec.tag else ""
     if spec.scope == "suite":
-        among = f" (stimuli{tagged})" if spec.tag else ""
+        suite = "the suite" if spec.suite is None else f"suite {escape(spec.suite)}"
+        among = f" (stimuli tagged {escape(spec.tag)})" if spec.tag else ""
         return f"{suite}'s{among} {metric} is {relation} {target}"
-    of = "" if spec.suite is None else f" of {suite}"
-    return f"the {metric} of every stimulus{tagged}{of} is {relation} {target}"
+    return f"the {metric} of {_every_stimulus(spec, escape)} is {relation} {target}"
+
+
+def _every_stimulus(spec: GateSpec, escape: Escape) -> str:
+    """'every stimulus tagged critical of suite a': the stimuli a per-stimulus gate covers."""
+    tagged = f" tagged {escape(spec.tag)}" if spec.tag else ""
+    of = "" if spec.suite is None else f" of suite {escape(spec.suite)}"
+    return f"every stimulus{tagged}{of}"
 
 
 def gate_sentence(decision: GateDecision, escape: Escape = _plain) -> str:
@@ -363,10 +368,15 @@ def gate_sentence(decision: GateDecision, escape: Escape = _plain) -> str:
             )
         if outcome == "pass":
             return f"Pass: the data show, at {level} confidence, that {claim}."
+        count = len(decision.undecided)
+        whose = (
+            f"its {level} {_bounds_word(decision)} straddles"
+            if count == 1
+            else f"their {level} {_bounds_word(decision)}s straddle"
+        )
         return (
-            f"Inconclusive: {stimuli_count(len(decision.undecided))} cannot be decided yet "
-            f"({some(decision.undecided, escape)}): their {level} {_bounds_word(decision)}s "
-            "straddle the target."
+            f"Inconclusive: {stimuli_count(count)} cannot be decided yet "
+            f"({some(decision.undecided, escape)}): {whose} the target."
         )
     if outcome == "pass":
         return (
@@ -375,8 +385,8 @@ def gate_sentence(decision: GateDecision, escape: Escape = _plain) -> str:
         )
     if outcome == "fail":
         return (
-            f"Fail: the data show, at {level} confidence, that it is not: {claim} is ruled "
-            f"out ({_bounds_word(decision)} [{lo}, {hi}])."
+            f"Fail: the data rule out, at {level} confidence, that {claim} "
+            f"({_bounds_word(decision)} [{lo}, {hi}])."
         )
     return (
         f"Inconclusive: the {level} {_bounds_word(decision)} [{lo}, {hi}] contains the target "
@@ -428,8 +438,8 @@ def _point_verdict(decision: GateDecision, escape: Escape) -> str:
     worst = escape(decision.subject)
     if decision.outcome == "pass":
         return (
-            f"Pass: every stimulus's {metric} is within the target ({target_text(decision)}); "
-            f"the worst, {worst}, is at {value}. {POINT_CAVEAT}"
+            f"Pass: the {metric} of {_every_stimulus(spec, escape)} is within the target "
+            f"({target_text(decision)}); the worst, {worst}, is at {value}. {POINT_CAVEAT}"
         )
     count = len(decision.failing)
     verb = "is" if count == 1 else "are"

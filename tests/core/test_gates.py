@@ -289,3 +289,33 @@ def test_flakiness_leaves_out_single_trial_stimuli_and_says_so() -> None:
     assert wording.gate_sentence(each).endswith(
         "(2 stimuli with a single trial are left out: one trial cannot show flakiness.)"
     )
+
+
+def test_gate_sentences_read_as_english() -> None:
+    """Three sentences that were garbled or left out part of the claim."""
+    suite = suite_of(
+        {"a": "PPPPPPPPPP", "b": "PPPPPFFFFF", "c": "FFFFFFFFFF"},
+        tags={"a": ("critical",), "b": ("critical",)},
+    )
+    # The suite rate 15/30 = 0.5 on 3 × 10 trials: mid-p over n_eff = 30 rules out 0.95.
+    (failed,) = gates({"gates": {"pass_rate": {"min": 0.95, "bound": "interval"}}}, suite)
+    lo, hi = mid_p(15, 30)
+    assert wording.gate_sentence(failed) == (
+        "Fail: the data rule out, at 95% confidence, that the suite's pass rate is at least "
+        f"0.95 (interval [{lo:.3f}, {hi:.3f}])."
+    )
+    # b alone is undecided at 0.4 (5/10, its interval holds 0.4); a passes; c is untagged.
+    assert mid_p(5, 10)[0] < 0.4 < mid_p(5, 10)[1] and mid_p(10, 10)[0] > 0.4
+    each = {"min": 0.4, "scope": "stimuli", "tag": "critical", "bound": "interval"}
+    (undecided,) = gates({"gates": {"pass_rate": each}}, suite)
+    assert undecided.outcome == "inconclusive" and undecided.undecided == ("b",)
+    assert wording.gate_sentence(undecided) == (
+        "Inconclusive: 1 stimulus cannot be decided yet (b): its 95% interval straddles the "
+        "target."
+    )
+    point = {"gates": {"pass_rate": {"min": 0.5, "scope": "stimuli", "tag": "critical"}}}
+    (passed,) = gates(point, suite)
+    assert wording.gate_sentence(passed).startswith(
+        "Pass: the pass rate of every stimulus tagged critical is within the target (≥ 0.5); "
+        "the worst, b, is at 0.500."
+    )
