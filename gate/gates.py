@@ -611,7 +611,8 @@ def _regression_gate(spec: GateSpec, comparison: Comparison, advise: bool = True
         codes = result.stimuli[0] if result.stimuli is not None else np.zeros(0)
         ids = [r.id for r in rows]
         outcome = outcome_name(result.outcome[0])
-        worst = min(rows, key=lambda r: r.p_holm)
+        assert result.worst is not None
+        worst = rows[int(result.worst[0])]  # the stimulus whose Δ and bounds are reported
         advice = Advice()
         if outcome == "inconclusive" and advise:
             advice = Advice(more_trials=more_trials_paired(rule, nb, cb, nc, cc))

@@ -232,6 +232,8 @@ class RuleResult(NamedTuple):
         value: (R,) the value the gate is about (suite estimate, or the worst stimulus's).
         lower, upper: (R,) the bounds decided on (NaN for a point-estimate rule).
         stimuli: (R, M) per-stimulus codes for a per-stimulus rule, else ``None``.
+        worst: (R,) the index of the stimulus that ``value`` and the bounds belong to, for a
+            rule that reports one stimulus's values (else ``None``).
     """
 
     outcome: CodeArray
@@ -239,6 +241,7 @@ class RuleResult(NamedTuple):
     lower: FloatArray
     upper: FloatArray
     stimuli: CodeArray | None = None
+    worst: IntArray | None = None
 
 
 def _matrices(*arrays: npt.ArrayLike) -> list[IntArray]:
@@ -556,7 +559,12 @@ class PairedRule:
         d = cc / nc - cb / nb
         worst = _worst(lower, "min")
         return RuleResult(
-            _combine(codes), _pick(d, worst), _pick(lower, worst), _pick(upper, worst), codes
+            _combine(codes),
+            _pick(d, worst),
+            _pick(lower, worst),
+            _pick(upper, worst),
+            codes,
+            worst,
         )
 
     def evaluate_counts(

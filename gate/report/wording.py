@@ -280,7 +280,7 @@ def value_text(decision: GateDecision) -> str:
         return plural(round(decision.value), "trial")
     if decision.kind == "metric":
         return f"{decision.value:.4g}"
-    if decision.kind in ("max_regression", "min_improvement") and decision.scope == "suite":
+    if decision.kind in ("max_regression", "min_improvement"):
         return f"{points(decision.value)} pts"
     return f"{decision.value:.3f}"
 

@@ -276,3 +276,25 @@ def test_a_run_whose_trials_all_errored_fails_with_a_valid_json_report(
         1.0,
     )
     assert "at least one trial completed without error | 0 trials | – | ≥ 1 | ✘" in result.stdout
+
+
+def test_a_per_stimulus_regression_gate_names_the_stimulus_its_numbers_belong_to(
+    tmp_path: Path,
+) -> None:
+    """Its row named the stimulus of smallest Holm p (the first of five tied at 1: one that
+    did not change) beside another stimulus's Δ, and wrote that Δ as a fraction. Refactor
+    auth middleware went 3/3 → 2/3 (Δ −33.3 points); its one-sided 95% Newcombe bounds, from
+    90% Wilson intervals (2/3: [0.2534, 0.9218]; 3/3: [0.5258, 1]), are
+    −0.3333 − (0.6667 − 0.2534) = −0.746 and −0.3333 + √(0.2551² + 0.4742²) = +0.205, the
+    lowest lower bound of the five (Generate OpenAPI schema stub, 2/3 → 1/3: −0.694)."""
+    config = tmp_path / "gates.yml"
+    config.write_text("gates:\n  max_regression: {max: 0, scope: stimuli}\n", encoding="utf-8")
+    failing = EXAMPLES / "failing"
+    result = run(
+        "check", str(failing / "results.jsonl"), "--baseline", str(failing / "baseline.jsonl"),
+        "--config", str(config),
+    )  # fmt: skip
+    assert (
+        "| no stimulus worse than baseline (Holm, family-wise 95%) — worst: Refactor auth "
+        "middleware | −33.3 pts | [−74.6, +20.5] pts | Δ ≥ 0 | ❔ inconclusive |"
+    ) in result.stdout, result.stdout
