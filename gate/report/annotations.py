@@ -68,31 +68,42 @@ def build_annotations(outcome: CheckOutcome) -> list[Annotation]:
     for comparison in outcome.comparisons:
         warnings.extend(wording.comparison_notes(comparison))
     notes += [Annotation("warning", "eval-gate: warning", w) for w in warnings]
-    named = {name for g in outcome.failed_gates for name in g.failing}
+    # A gate names failing stimuli of its own suite: the same name in another suite is
+    # another stimulus, which that gate did not judge.
+    named = {(g.spec.suite, name) for g in outcome.failed_gates for name in g.failing}
+
+    def is_named(s: StimulusScore) -> bool:
+        return (None, s.name) in named or (s.suite, s.name) in named
+
+    several = len(outcome.suite.suite_names) > 1
+
+    def label(s: StimulusScore) -> str:
+        return f"{s.suite}/{s.name}" if several else s.name
+
     failing = sorted(
-        (s for s in outcome.suite.stimuli if s.name in named or (s.trials and not s.passes)),
-        key=lambda s: (s.name not in named, s.pass_rate, s.name),
+        (s for s in outcome.suite.stimuli if is_named(s) or (s.trials and not s.passes)),
+        key=lambda s: (not is_named(s), s.pass_rate, label(s)),
     )
     notes += [
         _stimulus_annotation(
-            "error" if s.name in named else "warning",
-            wording.failing_stimulus_title(s.name),
+            "error" if is_named(s) else "warning",
+            wording.failing_stimulus_title(label(s)),
             wording.failing_stimulus_message(
-                s.name, s.passes, s.trials, s.messages[0] if s.messages else None
+                label(s), s.passes, s.trials, s.messages[0] if s.messages else None
             ),
             s,
         )
         for s in failing
     ]
     flaky = sorted(
-        (s for s in outcome.suite.stimuli if s.flaky and s.name not in named),
-        key=lambda s: (-s.flakiness_percent, s.pass_rate, s.name),
+        (s for s in outcome.suite.stimuli if s.flaky and not is_named(s)),
+        key=lambda s: (-s.flakiness_percent, s.pass_rate, label(s)),
     )
     notes += [
         _stimulus_annotation(
             "warning",
-            f"eval-gate: flaky stimulus {s.name}",
-            wording.flaky_sentence(s),
+            f"eval-gate: flaky stimulus {label(s)}",
+            wording.flaky_sentence(s, label=label(s)),
             s,
         )
         for s in flaky

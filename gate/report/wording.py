@@ -878,10 +878,13 @@ def first_error_message(stimulus: StimulusScore) -> str:
     return first.text if first else ""
 
 
-def flaky_sentence(stimulus: StimulusScore, escape: Escape = _plain) -> str:
-    """'Refactor auth: 2/3 trials passed; 33.3% minority outcomes (unreliable)'."""
+def flaky_sentence(
+    stimulus: StimulusScore, escape: Escape = _plain, label: str | None = None
+) -> str:
+    """'Refactor auth: 2/3 trials passed; 33.3% minority outcomes (unreliable)'; ``label``
+    names the stimulus instead of its bare name (``suite/name`` among several suites)."""
     return (
-        f"{escape(stimulus.name)}: {stimulus.passes}/{stimulus.trials} trials passed; "
+        f"{escape(label or stimulus.name)}: {stimulus.passes}/{stimulus.trials} trials passed; "
         f"{percent(stimulus.flakiness)} minority outcomes ({stimulus.flakiness_band})"
     )
 

@@ -377,6 +377,28 @@ def test_annotations_of_failing_stimuli_name_the_file_and_line(write_jsonl) -> N
     )
 
 
+def test_annotations_judge_a_stimulus_of_the_gates_own_suite_only(write_jsonl, tmp_path) -> None:
+    """Suites a and b both hold a t1; a gate on suite a fails a's t1 (1/3). b's t1 (2/3) was
+    also annotated as a stimulus that gate failed, both under the same bare name."""
+    from gate.report.annotations import build_annotations
+
+    records = trials_of("t1", "PFF", "a") + trials_of("t2", "PPP", "a")
+    records += trials_of("t1", "PPF", "b") + trials_of("t2", "PPP", "b")
+    config = tmp_path / "gates.yml"
+    config.write_text("gates:\n  pass_rate: {min: 0.5, suite: a, scope: stimuli}\n")
+    outcome = run_check(request_from_options([str(write_jsonl(records))], config=str(config)))
+    kinds = ("eval-gate: failing stimulus", "eval-gate: flaky stimulus")
+    notes = [n for n in build_annotations(outcome) if n.title.startswith(kinds)]
+    assert [(n.level, n.title, n.message) for n in notes] == [
+        ("error", "eval-gate: failing stimulus a/t1", "a/t1: 1/3 trials passed"),
+        (
+            "warning",
+            "eval-gate: flaky stimulus b/t1",
+            "b/t1: 2/3 trials passed; 33.3% minority outcomes (unreliable)",
+        ),
+    ]
+
+
 def test_errored_and_reliability_tables_stay_bounded(write_jsonl) -> None:
     count = MAX_STIMULUS_ROWS + 10
     records = [r for i in range(count) for r in trials_of(f"s{i:03d}", "PFE")]
