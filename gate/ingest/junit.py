@@ -26,6 +26,14 @@ repeat index, then in the order attempts were written. A failed, errored or
 skipped trial keeps its message (the ``message`` attribute, else the first line
 of the element's text).
 
+pytest writes a test that fails in its call and then errors in teardown as two
+testcases of the same classname and name: the first with ``<failure>``, the
+second with ``<error message="failed on teardown with ...">``. Such a second
+testcase, following its test's failure in the same ``<testsuite>``, is folded
+into that failed trial (its message appended, its time added). Other result
+elements in one testcase (a setup and a teardown error, a skip and a teardown
+error): a failure wins over an error, an error over a skip.
+
 The report is read in one pass of expat, keeping a few numbers per testcase in
 arrays (a million testcases take about 60 MB); the repeats and reruns are told
 apart once every testcase is known.
@@ -59,6 +67,8 @@ _RESULT_TAGS = {"failure": FAILURE, "error": ERROR, "skipped": SKIPPED}
 _EXTRA_TAGS = ("flakyFailure", "flakyError", "rerunFailure", "rerunError")
 #: the message of an earlier copy that pytest-rerunfailures ran again (written as passed).
 RERUN_MESSAGE = "failed attempt before a rerun (pytest-rerunfailures)"
+#: how pytest's junitxml starts the <error> message of a teardown that broke.
+_TEARDOWN = 'failed on teardown with "'
 
 #: trials made at a time from the sorted attempts.
 _EMIT_BLOCK = 65536
@@ -114,6 +124,8 @@ class _Cases:
         self.extra: dict[int, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
         #: case → its name, where writing it again from stem and index would not give it.
         self.names: dict[int, str] = {}
+        #: cases whose only result is pytest's <error message="failed on teardown with ...">.
+        self.teardowns: list[int] = []
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -302,13 +314,22 @@ class _Parser:
         cases.time.append(_seconds(attributes.get("time")))
         final = self._final
         if final:
-            # A failure wins over an error: pytest adds <error> for a teardown that broke
-            # after the test itself had already failed, and the verdict was reached.
+            # Several result elements in one testcase (pytest: a setup error and a teardown
+            # error, or a skip and a teardown error): a failure wins over an error, an error
+            # over a skip, as the test reached its verdict before the rest broke.
             kind, message = min(final, key=lambda attempt: attempt[0])
             cases.kind.append(kind)
             cases.message.append(cases.message_id(message))
             cases.results.append(1)
             self._final = []
+            if (
+                len(final) == 1
+                and kind == ERROR
+                and message is not None
+                and message.startswith(_TEARDOWN)
+                and not (self._flaky or self._reruns)
+            ):
+                cases.teardowns.append(number)
         else:
             cases.kind.append(PASSED)
             cases.message.append(-1)
@@ -446,12 +467,17 @@ def read(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
             written = cases.names.get(number) or stem.name(cases.index[number])
             plain = f"{stem.classname}::{written}" if stem.classname else written
             stimulus[number], index[number] = name_id(plain), -1
-    # Copies of one test (same stimulus and repeat) inside one <testsuite> are reruns: every
-    # copy but the last that has no result element is a failed attempt.
+    # Copies of one test (same stimulus and repeat) inside one <testsuite>, in the order written.
     suite = np.frombuffer(cases.suite, dtype=np.int32)
     order = np.lexsort((np.arange(size), suite, index, stimulus))
-    same = np.zeros(size, dtype=bool)
-    if size > 1:
+    keep = np.ones(size, dtype=bool)
+    if cases.teardowns:
+        _merge_teardowns(cases, stimulus, index, suite, order, keep)
+        order = order[keep[order]]
+    # Copies of one test (same stimulus and repeat) inside one <testsuite> are reruns: every
+    # copy but the last that has no result element is a failed attempt.
+    same = np.zeros(len(order), dtype=bool)
+    if len(order) > 1:
         same[:-1] = (
             (stimulus[order[1:]] == stimulus[order[:-1]])
             & (index[order[1:]] == index[order[:-1]])
@@ -464,7 +490,45 @@ def read(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
         _warn_reruns(path, names, stimulus, rerun, same)
     # The trials of a stimulus: by repeat index, then in the order written (Surefire's
     # flaky attempts before the final one, its reruns after).
-    yield from _trials(path, options, cases, names, stimulus, index, rerun)
+    yield from _trials(path, options, cases, names, stimulus, index, rerun, keep)
+
+
+def _merge_teardowns(
+    cases: _Cases, stimulus: Any, index: Any, suite: Any, order: Any, keep: Any
+) -> None:
+    """Fold pytest's second testcase for a teardown that broke after the test failed into the
+    failed attempt before it (``keep`` is cleared for the folded testcases).
+
+    pytest's junitxml closes the failed call's <testcase> and opens another with the same
+    classname and name for the teardown's <error message="failed on teardown with ...">: one
+    run of the test, written twice. Setup errors and teardown errors after a pass or a skip
+    stay inside the test's own <testcase>, so only one that follows a <failure> is folded.
+    """
+    import numpy as np
+
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    for number in cases.teardowns:
+        place = int(rank[number])
+        if place == 0:
+            continue
+        before = int(order[place - 1])  # the nearest earlier copy of the test in its suite
+        if (
+            stimulus[before] != stimulus[number]
+            or index[before] != index[number]
+            or suite[before] != suite[number]
+            or cases.kind[before] != FAILURE
+        ):
+            continue
+        keep[number] = False
+        failure, teardown = cases.message[before], cases.message[number]
+        if failure < 0:
+            cases.message[before] = teardown
+        else:
+            text = message_text(f"{cases.messages[failure]}; then {cases.messages[teardown]}")
+            cases.message[before] = cases.message_id(text)
+        # The test's time is its setup and call plus its teardown, written on the two halves.
+        cases.time[before] += cases.time[number]
 
 
 def _trials(
@@ -475,14 +539,16 @@ def _trials(
     stimulus: Any,
     index: Any,
     rerun: Any,
+    keep: Any,
 ) -> Iterator[TrialColumns]:
     import numpy as np
 
     size = len(cases)
     suite = options.suite or DEFAULT_SUITE
-    # One attempt per case, plus Surefire's extra attempts: (case, sub) pairs.
-    attempt_case = np.arange(size, dtype=np.int64)
-    attempt_sub = np.zeros(size, dtype=np.int64)
+    # One attempt per case (but those folded into the one before), plus Surefire's extra
+    # attempts: (case, sub) pairs.
+    attempt_case = np.flatnonzero(keep).astype(np.int64)
+    attempt_sub = np.zeros(len(attempt_case), dtype=np.int64)
     extras: dict[tuple[int, int], tuple[int, int]] = {}  # (case, sub) → (kind, message)
     if cases.extra:
         more_case, more_sub = [], []

@@ -272,3 +272,81 @@ def test_what_a_rerun_pass_rate_estimates(tmp_path: Path) -> None:
         passed_in_the_end += probability * record.passed[-1]
     assert mean_rate == Fraction(2, 3)
     assert passed_in_the_end == 1 - Fraction(1, 2) ** 3
+
+
+#: pytest's <testsuite> as its junitxml writes it (hostname and timestamp always, since 5.1).
+PYTEST_SUITE = (
+    '<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite '
+    'name="pytest" errors="1" failures="1" skipped="0" tests="3" time="0.050" '
+    'timestamp="2025-05-01T10:00:00.000000+00:00" hostname="ci">{}</testsuite></testsuites>'
+)
+TEARDOWN_ERROR = (
+    '<error message="failed on teardown with &quot;Exception: Teardown Exception&quot;">'
+    "teardown traceback</error>"
+)
+
+
+def test_a_teardown_error_after_a_failed_call_is_part_of_that_trial(tmp_path: Path) -> None:
+    """pytest writes a test that fails in its call and then errors in teardown as two
+    testcases of one name (the second with "failed on teardown with"): one run, one trial."""
+    path = tmp_path / "teardown.xml"
+    path.write_text(
+        PYTEST_SUITE.format(
+            '<testcase classname="t" name="test_refund[1-2]" time="0.010">'
+            '<failure message="Exception: Call Exception">call traceback</failure></testcase>'
+            '\n<testcase classname="t" name="test_refund[1-2]" time="0.005">'
+            f"{TEARDOWN_ERROR}</testcase>"
+            '\n<testcase classname="t" name="test_refund[2-2]" time="0.010"/>'
+        )
+    )
+    loaded = load_one(path)
+    assert loaded.outcomes() == {"t::test_refund": "FP"}
+    assert loaded.counts() == (2, 1, 0, 0)
+    record = loaded.table.stimuli[("default", "t::test_refund")]
+    assert record.messages == [
+        'Exception: Call Exception; then failed on teardown with "Exception: Teardown Exception"'
+    ]
+    assert [record.where[i].line for i in (0, 1)] == [1, 3]  # type: ignore[union-attr]
+    # The run's time is written on its two halves: 0.010 + 0.005.
+    from gate.ingest import IngestOptions
+    from gate.ingest.junit import read
+
+    durations = [d for block in read(str(path), IngestOptions()) for d in block.usage["duration_s"]]
+    assert durations == [0.015, 0.010]
+
+
+def test_only_a_teardown_error_after_a_failure_is_folded(tmp_path: Path) -> None:
+    path = tmp_path / "separate.xml"
+    path.write_text(
+        PYTEST_SUITE.format(
+            # A skip, then a teardown error: pytest writes a skipped test's teardown error in
+            # the skipped test's own testcase, so a second copy is another run.
+            '<testcase classname="t" name="test_a"><skipped message="not today"/></testcase>'
+            f'<testcase classname="t" name="test_a">{TEARDOWN_ERROR}</testcase>'
+            # A setup error never follows its own run's failure: another run.
+            '<testcase classname="t" name="test_b"><failure message="no"/></testcase>'
+            '<testcase classname="t" name="test_b"><error message="failed on setup with '
+            '&quot;OSError: no fixture&quot;"/></testcase>'
+            # A teardown error that broke after a pass stays in the test's own testcase.
+            f'<testcase classname="t" name="test_c">{TEARDOWN_ERROR}</testcase>'
+        )
+    )
+    assert load_one(path).outcomes() == {"t::test_a": "SE", "t::test_b": "FE", "t::test_c": "E"}
+
+
+def test_a_teardown_error_on_the_last_rerun_is_part_of_it(tmp_path: Path) -> None:
+    """pytest-rerunfailures 16.7, --reruns 2, a test failing in call and teardown every time:
+    two empty copies, then the final failure and its teardown error (as pytest 9.2 wrote it)."""
+    path = tmp_path / "rerun.xml"
+    copy = '<testcase classname="t" name="test_x" time="0.001" />'
+    path.write_text(
+        PYTEST_SUITE.format(
+            copy * 2 + '<testcase classname="t" name="test_x" time="0.001">'
+            '<failure message="Exception: Call Exception">call traceback</failure></testcase>'
+            f'<testcase classname="t" name="test_x" time="0.000">{TEARDOWN_ERROR}</testcase>'
+        )
+    )
+    loaded = load_one(path)
+    assert loaded.outcomes() == {"t::test_x": "FFF"}
+    (warning,) = loaded.warnings
+    assert "re-ran 1 failing stimulus (up to 2 reruns): t::test_x" in warning
