@@ -9,13 +9,26 @@ recognised from how the usual plugins write them:
 * pytest-flakefinder (``--flake-runs N``): ``test_x[0]``, parametrized
   ``test_p[0-a]``; a 0-based prefix looks exactly like an integer parameter, so
   it is read as a repeat only with ``junit_flakefinder`` (``--junit-flakefinder``).
-* pytest-rerunfailures (``--reruns N``): the same testcase written again inside
-  one ``<testsuite>``; earlier copies carry no result element and look passed,
-  but a rerun only follows a failure, so every copy but the last is a failed
-  attempt. (The same test in two different ``<testsuite>`` elements, as in a
-  merged report, is read as separate attempts, each with its own result.) Such
-  reruns go on until a test passes: a warning names the re-run stimuli and says
-  what their pass rate then measures.
+* pytest-rerunfailures (``--reruns N``): every attempt is written as a copy of
+  the testcase inside one ``<testsuite>``; earlier copies carry no result
+  element and look passed, but a rerun only follows a failure, so they are
+  failed attempts. gotestsum (``-count N``), promptfoo and others write
+  independent repeats the same way, where a copy without a result is a pass.
+  So copies are read as reruns only in a ``<testsuite>`` as pytest's junitxml
+  writes it: with ``hostname`` and ``timestamp`` attributes (always written
+  since pytest 5.1) and nothing pytest never writes there (another attribute,
+  such as go-junit-report's ``id`` or promptfoo's ``package``; a
+  ``<system-out>``/``<system-err>`` of the suite's own, as Gradle writes; a
+  ``go.version`` property, as gotestsum writes); and only when no copy there
+  that carries a result element is followed by another copy of its test
+  (reruns stop at the last attempt, the only one that can carry a result).
+  Otherwise every copy is an independent trial, with a warning when the
+  ``<testsuite>`` shows nothing of its writer (no hostname or timestamp,
+  nothing foreign) or is pytest's but breaks that pattern. Reruns go on until
+  a test passes: a warning names the re-run stimuli and says what their pass
+  rate then measures. (The same test in two different ``<testsuite>``
+  elements, as in a merged report, is read as separate attempts, each with its
+  own result.)
 * Maven Surefire: ``<flakyFailure>``/``<flakyError>`` children are failed
   attempts before the final pass; ``<rerunFailure>``/``<rerunError>`` are
   failed reruns after the first failure.
@@ -69,6 +82,14 @@ _EXTRA_TAGS = ("flakyFailure", "flakyError", "rerunFailure", "rerunError")
 RERUN_MESSAGE = "failed attempt before a rerun (pytest-rerunfailures)"
 #: how pytest's junitxml starts the <error> message of a teardown that broke.
 _TEARDOWN = 'failed on teardown with "'
+#: the attributes pytest's junitxml writes on its <testsuite> (hostname and timestamp since 5.1).
+_PYTEST_SUITE = frozenset(
+    ("name", "errors", "failures", "skipped", "tests", "time", "timestamp", "hostname")
+)
+# What a <testsuite> shows of its writer, as bits: it has pytest's hostname and timestamp; it
+# has what pytest never writes there (another attribute, a <system-out> or <system-err> of its
+# own as Gradle writes, gotestsum's go.version property).
+_HOST_AND_TIME, _NOT_PYTEST = 1, 2
 
 #: trials made at a time from the sorted attempts.
 _EMIT_BLOCK = 65536
@@ -115,7 +136,7 @@ class _Cases:
         self.time = array("d")  # seconds, nan when absent or not a number
         self.kind = array("b")  # the final attempt's kind (PASSED ... SKIPPED)
         self.message = array("i")  # index into messages, -1 for none
-        self.results = array("b")  # 1 when the case has a failure, error or skipped child
+        self.results = array("b")  # 1 when the case has a result child (failure, flakyError, ...)
         self.stems: list[_Stem] = []
         self.stem_ids: dict[tuple[str, str, int, str | None, int], int] = {}
         self.messages: list[str] = []
@@ -173,6 +194,8 @@ class _Parser:
         self._children: list[dict[str, int]] = [{}]
         self._suites = 0
         self._suite_ids: list[int] = []
+        #: per <testsuite> (by number, 0 for testcases outside any), what shows of its writer.
+        self.suite_marks = bytearray(1)
         # The open testcase: its depth, attributes, line and suite, its result children so far.
         self._case_depth = -1
         self._case: tuple[dict[str, str], int, int] | None = None
@@ -237,11 +260,20 @@ class _Parser:
         if tag == "testcase":
             self._open_case(attributes, position)
             return
+        if self._suite_ids and (
+            (tag == "property" and attributes.get("name") == "go.version")
+            or (tag in ("system-out", "system-err") and self._steps[-1].startswith("testsuite["))
+        ):
+            self.suite_marks[self._suite_ids[-1]] |= _NOT_PYTEST
         self._steps.append(f"{tag}[{position}]")
         self._children.append({})
         if tag == "testsuite":
             self._suites += 1
             self._suite_ids.append(self._suites)
+            marks = _HOST_AND_TIME if "hostname" in attributes and "timestamp" in attributes else 0
+            if not _PYTEST_SUITE.issuperset(attributes):
+                marks |= _NOT_PYTEST
+            self.suite_marks.append(marks)
 
     def _open_case(self, attributes: dict[str, str], position: int) -> None:
         if "name" not in attributes:
@@ -333,7 +365,8 @@ class _Parser:
         else:
             cases.kind.append(PASSED)
             cases.message.append(-1)
-            cases.results.append(0)
+            # Surefire's flaky and rerun children are results too (pytest writes none).
+            cases.results.append(1 if self._flaky or self._reruns else 0)
         if self._flaky or self._reruns:
             flaky = [(k, cases.message_id(m)) for k, m in self._flaky]
             reruns = [(k, cases.message_id(m)) for k, m in self._reruns]
@@ -474,8 +507,7 @@ def read(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
     if cases.teardowns:
         _merge_teardowns(cases, stimulus, index, suite, order, keep)
         order = order[keep[order]]
-    # Copies of one test (same stimulus and repeat) inside one <testsuite> are reruns: every
-    # copy but the last that has no result element is a failed attempt.
+    # Copies of one test (same stimulus and repeat) inside one <testsuite>: reruns or repeats.
     same = np.zeros(len(order), dtype=bool)
     if len(order) > 1:
         same[:-1] = (
@@ -483,11 +515,7 @@ def read(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
             & (index[order[1:]] == index[order[:-1]])
             & (suite[order[1:]] == suite[order[:-1]])
         )
-    earlier_copy = np.zeros(size, dtype=bool)
-    earlier_copy[order] = same  # a later copy of the same test follows in the same suite
-    rerun = earlier_copy & (np.frombuffer(cases.results, dtype=np.int8) == 0)
-    if rerun.any():
-        _warn_reruns(path, names, stimulus, rerun, same)
+    rerun = _reruns(path, parser.suite_marks, cases, names, stimulus, suite, order, same)
     # The trials of a stimulus: by repeat index, then in the order written (Surefire's
     # flaky attempts before the final one, its reruns after).
     yield from _trials(path, options, cases, names, stimulus, index, rerun, keep)
@@ -632,14 +660,91 @@ def _trials(
         )
 
 
-def _warn_reruns(path: str, names: list[str], stimulus: Any, rerun: Any, same: Any) -> None:
+def _reruns(
+    path: str,
+    marks: bytearray,
+    cases: _Cases,
+    names: list[str],
+    stimulus: Any,
+    suite: Any,
+    order: Any,
+    same: Any,
+) -> Any:
+    """Which testcases are failed attempts that pytest-rerunfailures ran again (as a mask).
+
+    pytest-rerunfailures writes each attempt before the last as a copy of the test without a
+    result element, though it failed. gotestsum (``-count N``), promptfoo and others write
+    independent repeats of a test the same way, where such a copy is a pass. The copies in a
+    <testsuite> are read as reruns only when that <testsuite> is as pytest's junitxml writes it
+    (hostname and timestamp, no attribute, own output or go.version property pytest never
+    writes) and its copies keep to how reruns are written: the reruns stop at the last
+    attempt, the only one that can carry a result, so no copy with a result element is ever
+    followed by another copy of its test. Every other copy is an independent trial.
+    """
+    import numpy as np
+
+    results = np.frombuffer(cases.results, dtype=np.int8) != 0
+    earlier_copy = np.zeros(len(results), dtype=bool)
+    earlier_copy[order] = same  # a later copy of the same test follows in the same suite
+    empty_before = earlier_copy & ~results
+    if not empty_before.any():
+        return empty_before
+    mark = np.frombuffer(marks, dtype=np.uint8)
+    broken = np.zeros(len(mark), dtype=bool)  # suites where a copy with a result has a successor
+    broken[suite[earlier_copy & results]] = True
+    pytest = mark == _HOST_AND_TIME
+    rerun = empty_before & (pytest & ~broken)[suite]
+    if rerun.any():
+        _warn_reruns(path, names, stimulus, rerun, order, same)
+    shown = _shown(names, stimulus, empty_before & ((mark == 0) & ~broken)[suite])
+    if shown:
+        # Nothing tells whose report this is: say which reading was taken, and the other.
+        warn(
+            path,
+            "copies of one test in one <testsuite>, the earlier ones with no result element, "
+            f"are read as independent repeats in which such a copy is a pass ({shown}). "
+            "pytest-rerunfailures writes its failed attempts the same way, but they are read "
+            "as reruns only in a <testsuite> with the hostname and timestamp attributes pytest "
+            "always writes, which this one lacks; if these copies are reruns, every one but the "
+            "last failed and these pass rates read high",
+        )
+    shown = _shown(names, stimulus, empty_before & (pytest & broken)[suite])
+    if shown:
+        # pytest's own report, yet not rerunfailures' pattern (pytest-xdist --dist each, a
+        # merge of several runs into one suite): say why the copies are not reruns.
+        breaking = _shown(names, stimulus, earlier_copy & results & pytest[suite])
+        warn(
+            path,
+            "copies of one test in a <testsuite> shaped as pytest writes it are read as "
+            "independent repeats, not pytest-rerunfailures reruns: a copy with a result element "
+            f"is followed by another copy of its test ({breaking}), which reruns never write "
+            "(they stop at the attempt that carries the result). A copy with no result element "
+            f"is then a pass ({shown})",
+        )
+    return rerun
+
+
+def _shown(names: list[str], stimulus: Any, which: Any) -> str:
+    """The first few stimuli of the testcases in a mask, with their count ("" when none)."""
+    found = list(dict.fromkeys(names[s] for s in stimulus[which].tolist()))
+    count = len(found)
+    if not count:
+        return ""
+    listed = ", ".join(found[:5]) + (" …" if count > 5 else "")
+    return f"{count} {'stimulus' if count == 1 else 'stimuli'}: {listed}"
+
+
+def _warn_reruns(
+    path: str, names: list[str], stimulus: Any, rerun: Any, order: Any, same: Any
+) -> None:
     """Say that pytest-rerunfailures re-ran tests until they passed, and what that means."""
     import numpy as np
 
     rerun_stimuli = list(dict.fromkeys(names[s] for s in stimulus[rerun].tolist()))
-    # The most copies of one test, less one, is (at least) the number of reruns allowed.
-    ends = np.flatnonzero(~same)  # in sorted order, the last copy of each test
-    reruns = int(np.diff(np.concatenate(([-1], ends))).max()) - 1
+    # The most copies of a re-run test, less one, is (at least) the number of reruns allowed.
+    test = np.cumsum(np.concatenate(([True], ~same[:-1])))  # in sorted order, each copy's test
+    copies = np.bincount(test)
+    reruns = int(copies[test[rerun[order]]].max()) - 1
     count = len(rerun_stimuli)
     shown = ", ".join(rerun_stimuli[:5]) + (" …" if count > 5 else "")
     warn(

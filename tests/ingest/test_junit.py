@@ -21,6 +21,17 @@ from tests.ingest.conftest import FIXTURES, load_one
 
 JUNIT = FIXTURES / "junit"
 
+#: pytest's <testsuite> as its junitxml writes it (hostname and timestamp always, since 5.1).
+PYTEST_SUITE = (
+    '<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite '
+    'name="pytest" errors="1" failures="1" skipped="0" tests="3" time="0.050" '
+    'timestamp="2025-05-01T10:00:00.000000+00:00" hostname="ci">{}</testsuite></testsuites>'
+)
+TEARDOWN_ERROR = (
+    '<error message="failed on teardown with &quot;Exception: Teardown Exception&quot;">'
+    "teardown traceback</error>"
+)
+
 FIXTURE_SOURCE = """
 import pytest
 COUNT = {}
@@ -266,24 +277,12 @@ def test_what_a_rerun_pass_rate_estimates(tmp_path: Path) -> None:
     passed_in_the_end = Fraction(0)
     for number, (attempts, probability) in enumerate(runs.items()):
         path = tmp_path / f"run{number}.xml"
-        path.write_text('<testsuite name="pytest">' + "".join(attempts) + "</testsuite>")
+        path.write_text(PYTEST_SUITE.format("".join(attempts)))
         record = load_one(path).table.stimuli[("default", "t::test_x")]
         mean_rate += probability * Fraction(record.c(), record.n())
         passed_in_the_end += probability * record.passed[-1]
     assert mean_rate == Fraction(2, 3)
     assert passed_in_the_end == 1 - Fraction(1, 2) ** 3
-
-
-#: pytest's <testsuite> as its junitxml writes it (hostname and timestamp always, since 5.1).
-PYTEST_SUITE = (
-    '<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite '
-    'name="pytest" errors="1" failures="1" skipped="0" tests="3" time="0.050" '
-    'timestamp="2025-05-01T10:00:00.000000+00:00" hostname="ci">{}</testsuite></testsuites>'
-)
-TEARDOWN_ERROR = (
-    '<error message="failed on teardown with &quot;Exception: Teardown Exception&quot;">'
-    "teardown traceback</error>"
-)
 
 
 def test_a_teardown_error_after_a_failed_call_is_part_of_that_trial(tmp_path: Path) -> None:
@@ -350,3 +349,126 @@ def test_a_teardown_error_on_the_last_rerun_is_part_of_it(tmp_path: Path) -> Non
     assert loaded.outcomes() == {"t::test_x": "FFF"}
     (warning,) = loaded.warnings
     assert "re-ran 1 failing stimulus (up to 2 reruns): t::test_x" in warning
+
+
+GOTESTSUM = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="6" failures="1" errors="0" time="0.312000">
+\t<testsuite tests="6" failures="1" skipped="0" time="0.210000" name="example.com/agent" \
+timestamp="2025-05-01T10:00:00Z">
+\t\t<properties>
+\t\t\t<property name="go.version" value="go1.22.3 linux/amd64"></property>
+\t\t</properties>
+\t\t<testcase classname="example.com/agent" name="TestRefund" time="0.010000">
+\t\t\t<failure message="Failed" type="">=== RUN   TestRefund&#xA;    wrong refund</failure>
+\t\t</testcase>
+\t\t<testcase classname="example.com/agent" name="TestRefund" time="0.010000"></testcase>
+\t\t<testcase classname="example.com/agent" name="TestRefund" time="0.010000"></testcase>
+\t\t<testcase classname="example.com/agent" name="TestLookup" time="0.010000"></testcase>
+\t\t<testcase classname="example.com/agent" name="TestLookup" time="0.010000"></testcase>
+\t\t<testcase classname="example.com/agent" name="TestLookup" time="0.010000"></testcase>
+\t</testsuite>
+</testsuites>
+"""
+
+
+def test_gotestsum_count_runs_are_independent_trials(tmp_path: Path) -> None:
+    """``gotestsum --junitfile x.xml -- -count=3`` writes one testcase per run (failed runs
+    first, then passed ones), an empty testcase being a pass: TestRefund failed 1 run of 3."""
+    path = tmp_path / "go.xml"
+    path.write_text(GOTESTSUM)
+    loaded = load_one(path)
+    assert loaded.outcomes() == {
+        "example.com/agent::TestRefund": "FPP",
+        "example.com/agent::TestLookup": "PPP",
+    }
+    assert loaded.counts() == (6, 5, 0, 0)
+    assert loaded.warnings == []
+
+
+def _suite(attributes: str, cases: str, inside: str = "") -> str:
+    return f"<testsuites><testsuite {attributes}>{inside}{cases}</testsuite></testsuites>"
+
+
+EMPTY = '<testcase classname="c" name="t" time="1.0"/>'
+FAILED = '<testcase classname="c" name="t" time="1.0"><failure message="no"/></testcase>'
+HOST_TIME = 'hostname="ci" timestamp="2025-05-01T10:00:00"'
+
+
+GO_VERSION = '<properties><property name="go.version" value="go1.22.3"/></properties>'
+GO_SUITE = 'name="example.com/agent" tests="3"'
+
+
+@pytest.mark.parametrize(
+    ("xml", "outcome", "warned"),
+    [
+        # pytest's own <testsuite>: earlier empty copies were failed attempts.
+        pytest.param(
+            _suite(f'name="pytest" {HOST_TIME}', EMPTY * 2 + FAILED), "FFF", "re-ran", id="pytest"
+        ),
+        pytest.param(
+            _suite(f'name="pytest" {HOST_TIME}', EMPTY * 3), "FFP", "re-ran", id="pytest-passed"
+        ),
+        # junit_suite_name may rename pytest's suite: the name is no evidence either way.
+        pytest.param(
+            _suite(f'name="agent" {HOST_TIME}', EMPTY * 2), "FP", "re-ran", id="pytest-renamed"
+        ),
+        # promptfoo: repeats of a prompt and provider, package="promptfoo", no hostname.
+        pytest.param(
+            _suite('name="refund bot" package="promptfoo"', EMPTY * 2 + FAILED),
+            "PPF",
+            None,
+            id="promptfoo",
+        ),
+        # go-junit-report writes hostname and timestamp, but also an id pytest never writes.
+        pytest.param(
+            _suite(f'{GO_SUITE} id="0" {HOST_TIME}', EMPTY * 3), "PPP", None, id="go-junit-report"
+        ),
+        # Gradle writes pytest's attributes, but its own <system-out> too.
+        pytest.param(
+            _suite(f'name="AgentTest" {HOST_TIME}', EMPTY * 3 + "<system-out/>"),
+            "PPP",
+            None,
+            id="gradle",
+        ),
+        # gotestsum with every run passed: its go.version property.
+        pytest.param(
+            _suite(f'{GO_SUITE} timestamp="2025-05-01T10:00:00Z"', EMPTY * 3, GO_VERSION),
+            "PPP",
+            None,
+            id="gotestsum",
+        ),
+        # Nothing says who wrote it: independent repeats, and a warning names the other reading.
+        pytest.param(_suite(GO_SUITE, EMPTY * 3), "PPP", "lacks", id="unknown"),
+        # pytest's suite, but a copy with a result is followed by another: no rerun writes that.
+        pytest.param(
+            _suite(f'name="pytest" {HOST_TIME}', FAILED + EMPTY * 2), "FPP", "never", id="not-rerun"
+        ),
+    ],
+)
+def test_copies_are_reruns_only_in_a_pytest_suite_written_as_reruns(
+    tmp_path: Path, xml: str, outcome: str, warned: str | None
+) -> None:
+    path = tmp_path / "copies.xml"
+    path.write_text(xml)
+    loaded = load_one(path)
+    assert loaded.outcomes() == {"c::t": outcome}
+    if warned is None:
+        assert loaded.warnings == []
+    else:
+        (warning,) = loaded.warnings
+        assert warned in warning and "c::t" in warning
+
+
+def test_copies_in_another_suite_keep_their_own_reading(tmp_path: Path) -> None:
+    """A merged report: one pytest run with reruns, one gotestsum-like run of the same name."""
+    path = tmp_path / "merged.xml"
+    path.write_text(
+        "<testsuites>"
+        f'<testsuite name="pytest" {HOST_TIME}>{EMPTY * 2}</testsuite>'
+        f'<testsuite name="go" package="x">{EMPTY * 3}</testsuite>'
+        "</testsuites>"
+    )
+    loaded = load_one(path)
+    assert loaded.outcomes() == {"c::t": "FPPPP"}
+    (warning,) = loaded.warnings
+    assert "re-ran 1 failing stimulus (up to 1 rerun): c::t" in warning
