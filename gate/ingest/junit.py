@@ -34,10 +34,12 @@ recognised from how the usual plugins write them:
   failed reruns after the first failure.
 
 ``<error>`` is status error, ``<failure>`` a failed trial, ``<skipped>``
-skipped; no result element is a pass. Trials of a stimulus are numbered by
-repeat index, then in the order attempts were written. A failed, errored or
-skipped trial keeps its message (the ``message`` attribute, else the first line
-of the element's text).
+skipped, and so is a googletest testcase with ``status="notrun"`` (a disabled
+test: ``result="suppressed"``) or ``result="skipped"`` and no result element;
+any other testcase without a result element is a pass. Trials of a stimulus
+are numbered by repeat index, then in the order attempts were written. A
+failed, errored or skipped trial keeps its message (the ``message`` attribute,
+else the first line of the element's text).
 
 pytest writes a test that fails in its call and then errors in teardown as two
 testcases of the same classname and name: the first with ``<failure>``, the
@@ -362,6 +364,11 @@ class _Parser:
                 and not (self._flaky or self._reruns)
             ):
                 cases.teardowns.append(number)
+        elif (skip := _not_run(attributes)) is not None and not (self._flaky or self._reruns):
+            # googletest says on the testcase itself, with no child, that it did not run.
+            cases.kind.append(SKIPPED)
+            cases.message.append(cases.message_id(skip))
+            cases.results.append(1)
         else:
             cases.kind.append(PASSED)
             cases.message.append(-1)
@@ -436,6 +443,20 @@ class _Parser:
                 )
                 return stem, int(index_digits) - 1, exact
         return cases.stem_id(classname, name, _PLAIN, None, 0), -1, True
+
+
+def _not_run(attributes: dict[str, str]) -> str | None:
+    """The message of a testcase googletest did not run, from its attributes (None: it ran).
+
+    googletest writes ``status="notrun" result="suppressed"`` for a disabled test and
+    ``status="run" result="skipped"`` for a ``GTEST_SKIP()`` (older releases without a
+    ``<skipped>`` child)."""
+    status, result = attributes.get("status"), attributes.get("result")
+    if status != "notrun" and result not in ("suppressed", "skipped"):
+        return None
+    return ", ".join(
+        f'{name}="{value}"' for name, value in (("status", status), ("result", result)) if value
+    )
 
 
 class _Found(Exception):

@@ -472,3 +472,48 @@ def test_copies_in_another_suite_keep_their_own_reading(tmp_path: Path) -> None:
     assert loaded.outcomes() == {"c::t": "FPPPP"}
     (warning,) = loaded.warnings
     assert "re-ran 1 failing stimulus (up to 1 rerun): c::t" in warning
+
+
+def test_googletest_disabled_and_skipped_tests_are_skipped_trials(tmp_path: Path) -> None:
+    """googletest marks a test it did not run on the testcase itself, with no child element:
+    ``status="notrun" result="suppressed"`` (DISABLED_), ``result="skipped"`` (GTEST_SKIP)."""
+    from gate.ingest import IngestOptions
+    from gate.ingest.junit import read
+
+    path = tmp_path / "gtest.xml"
+    stamp = 'timestamp="2025-05-01T10:00:00"'
+    path.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<testsuites tests="4" failures="1" disabled="1" errors="0" time="0.008" {stamp} '
+        'name="AllTests">\n'
+        f'  <testsuite name="AgentTest" tests="4" failures="1" disabled="1" errors="0" '
+        f'time="0.008" {stamp}>\n'
+        '    <testcase name="Refunds" status="run" result="completed" time="0.004" '
+        f'{stamp} classname="AgentTest" />\n'
+        '    <testcase name="Cancels" status="run" result="completed" time="0.004" '
+        f'{stamp} classname="AgentTest">\n'
+        '      <failure message="agent_test.cc:12&#x0A;Expected equality" type="">'
+        "<![CDATA[agent_test.cc:12\nExpected equality of these values]]></failure>\n"
+        "    </testcase>\n"
+        '    <testcase name="DISABLED_Exports" status="notrun" result="suppressed" time="0" '
+        f'{stamp} classname="AgentTest" />\n'
+        '    <testcase name="Looks" status="run" result="skipped" time="0" '
+        f'{stamp} classname="AgentTest" />\n'
+        "  </testsuite>\n</testsuites>\n"
+    )
+    loaded = load_one(path)
+    assert loaded.outcomes() == {
+        "AgentTest::Refunds": "P",
+        "AgentTest::Cancels": "F",
+        "AgentTest::DISABLED_Exports": "S",
+        "AgentTest::Looks": "S",
+    }
+    assert loaded.counts() == (4, 1, 0, 2)
+    (block,) = read(str(path), IngestOptions())
+    assert block.message == [
+        None,
+        "agent_test.cc:12\nExpected equality",
+        'status="notrun", result="suppressed"',
+        'status="run", result="skipped"',
+    ]
+    assert block.lines == [4, 5, 9, 10]
