@@ -67,10 +67,10 @@ def preview_html(evaluation: Evaluation) -> str:
 def _comment_plan(evaluation: Evaluation) -> str:
     inputs = evaluation.inputs
     if inputs is None or evaluation.comment is None:
-        return "no comment: no verdict"
+        return "no comment: the action's inputs are invalid"
     if inputs.comment == "off":
         return "no comment: comment is off"
-    if inputs.comment == "on-failure" and evaluation.verdict == "pass":  # fail or inconclusive
+    if inputs.comment == "on-failure" and evaluation.verdict == "pass":  # fail, inconclusive, error
         return "comment (on-failure): only an existing comment would be updated"
     return f"comment ({inputs.comment}, id {inputs.comment_id}): created or updated in place"
 

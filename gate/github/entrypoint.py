@@ -177,14 +177,22 @@ def evaluate(env: Mapping[str, str], *, write_report: bool = True) -> Evaluation
                 report_problem = str(error)
     except Exception as error:  # a bug is an error (exit 2), never a crash
         message = str(error) if isinstance(error, EvalGateError) else describe_unexpected(error)
+        summary = error_summary(message)
         return Evaluation(
             inputs,
             context,
             "error",
             _exit_code(2, inputs),
-            error_summary(message),
+            summary,
             [Annotation("error", "eval-gate: bad input or configuration", message)],
             {name: "error" if name == "verdict" else "" for name in OUTPUT_NAMES},
+            # The sticky comment says so too: left alone, a pull request would still show the
+            # verdict of an earlier commit as if it were this one's.
+            comment=(
+                build_comment_body(summary, inputs.comment_id, context.run_url)
+                if inputs is not None
+                else None
+            ),
         )
     summary = render_summary(outcome)
     outputs = {name: "" for name in OUTPUT_NAMES}
@@ -221,8 +229,8 @@ def post_comment(
 ) -> CommentResult:
     """Publish the sticky comment; whatever goes wrong becomes a result, never an exception."""
     inputs, context = evaluation.inputs, evaluation.context
-    if inputs is None or evaluation.comment is None or evaluation.outcome is None:
-        return CommentResult("skipped", detail="comment: no verdict to post")
+    if inputs is None or evaluation.comment is None:
+        return CommentResult("skipped", detail="comment: the action's inputs are invalid")
     if inputs.comment == "off":
         return CommentResult("skipped", detail="comment: off")
     if not inputs.github_token:
@@ -242,7 +250,7 @@ def post_comment(
             evaluation.comment,
             mode=inputs.comment,
             comment_id=inputs.comment_id,
-            failed=evaluation.outcome.verdict != "pass",
+            failed=evaluation.verdict != "pass",
         )
     except ApiError as error:
         if pull is None:
@@ -318,7 +326,7 @@ def _run(
             log(f"read {loaded.path} as {loaded.format} ({how})")
 
     comment_result = CommentResult("skipped")
-    if evaluation.outcome is not None and inputs is not None and inputs.comment != "off":
+    if evaluation.comment is not None and inputs is not None and inputs.comment != "off":
         try:
             client = api or GitHubApi(context.api_url, inputs.github_token, sleep=sleep, log=log)
         except ValueError as error:

@@ -56,7 +56,9 @@ def test_dry_run_with_bad_input_exits_2() -> None:
     code, out, _ = dry_run("--input", "results=does/not/exist/*.jsonl")
     assert code == 2
     assert "eval-gate: ERROR" in out and "verdict=error" in out
-    assert "no comment: no verdict" in out
+    # the sticky comment says it too, or a pull request keeps an earlier commit's verdict
+    assert "==> pull request comment: comment (always, id default)" in out
+    assert "<!-- eval-gate:sticky id=default digest=" in out
 
 
 def test_unknown_input_names_are_refused() -> None:

@@ -304,6 +304,24 @@ def test_bad_input_is_exit_code_2_with_an_error_annotation(harness: Harness) -> 
     assert run.annotations("error")[0].startswith("::error title=eval-gate%3A bad input")
 
 
+def test_an_error_replaces_the_verdict_an_earlier_commit_left_in_the_comment(
+    harness: Harness, fake_github: FakeGitHub
+) -> None:
+    """An error posted no comment, so the pull request kept showing an earlier commit's PASS
+    as if it were this one's."""
+    event = pull_request_event(7)
+    passed = harness.subprocess("passing", event_name="pull_request", event=event)
+    assert passed.exit_code == 0 and "## ✅ eval-gate: PASS" in fake_github.comments[7][0]["body"]
+    broken = {"results": "missing/*.jsonl"}
+    run = harness.subprocess("passing", event_name="pull_request", event=event, inputs=broken)
+    assert run.exit_code == 2
+    (comment,) = fake_github.comments[7]  # the same sticky comment, updated in place
+    assert comment["body"].startswith("<!-- eval-gate:sticky id=default digest=")
+    assert "## ⚠️ eval-gate: ERROR — bad input or configuration" in comment["body"]
+    assert "missing\\/\\*\\.jsonl" in comment["body"] and "PASS" not in comment["body"]
+    assert run.outputs["comment_url"] == comment["html_url"]
+
+
 def test_a_read_only_token_still_exits_with_the_gates_verdict(
     harness: Harness, fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch, sleeps: Sleeps
 ) -> None:
