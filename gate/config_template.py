@@ -15,10 +15,14 @@ from dataclasses import dataclass
 
 from gate.config import DEFAULT_CONFIG_FILE, DEFAULT_GATE_TARGET
 from gate.metrics import Interval
+from gate.metrics.intervals import DEFAULT_METHOD, INTERVAL_METHODS
 from gate.metrics.usage import UsageSummary
 from gate.scoring import SuiteScore
 
 #: reference 001, "Choosing runs and thresholds".
+#: the interval methods a configuration accepts (the schema's; the Wald interval is for tests)
+INTERVAL_CHOICES = " | ".join(m for m in INTERVAL_METHODS if m != "wald")
+DEFAULT_INTERVAL = DEFAULT_METHOD
 CI_PASS_RATE = 0.7
 PRODUCTION_PASS_HAT_K = 0.9
 CAPABILITY_PASS_AT_K = 0.1
@@ -197,7 +201,7 @@ def template(config_name: str = DEFAULT_CONFIG_FILE) -> str:
         "# k of pass@k and pass^k; default: the fewest trials any stimulus has.",
         f"# k: {CI_TRIALS}",
         "confidence: 0.95   # level of every interval",
-        "interval: wilson   # wilson | jeffreys | clopper-pearson | beta",
+        f"interval: {DEFAULT_INTERVAL}   # {INTERVAL_CHOICES}",
         "errors: fail       # errored trials count as failures (fail) or are left out (exclude)",
         "",
         *_render_gates([first], others),
@@ -357,7 +361,7 @@ def suggest(
     lines += [
         f"k: {k}",
         f"confidence: {suite.confidence:g}   # level of every interval below",
-        f"interval: {suite.interval_method}   # wilson | jeffreys | clopper-pearson | beta",
+        f"interval: {suite.interval_method}   # {INTERVAL_CHOICES}",
         f"errors: {suite.errors_policy}   # errored trials count as failures ({suite.errors} here)",
         "",
     ]

@@ -30,7 +30,7 @@ from gate.config import GATE_KINDS, GateSpec, default_gate, load_config
 from gate.ingest import load
 from gate.pipeline import CheckRequest, run_check
 from gate.scoring import score_table
-from tests.conftest import EXAMPLES, trials_of
+from tests.conftest import EXAMPLES, ROOT, trials_of
 
 
 def invoke(*args: str) -> Result:
@@ -72,12 +72,17 @@ def test_init_writes_the_template_with_one_active_gate(workdir: Path) -> None:
     config = load_config(str(written))
     # bound: interval is the lower bound for a min gate: the default gate's shape.
     assert config.gates == (replace(default_gate(), default=False),)
+    # The product's default interval (the template said wilson, whose coverage the README
+    # shows falling to 83% at 3 trials), and every method the schema accepts beside it.
     assert (config.k, config.confidence, config.interval, config.errors) == (
         None,
         0.95,
-        "wilson",
+        "mid-p",
         "fail",
     )
+    schema = json.loads((ROOT / "schemas" / "config.schema.json").read_text(encoding="utf-8"))
+    methods = " | ".join(schema["properties"]["interval"]["enum"])
+    assert f"\ninterval: mid-p   # {methods}\n" in text
     # Reference 001's guidance, quoted where it applies and named so a reader can find it.
     assert "# \"Vally's guide\" below is Vally's scoring documentation" in text
     assert "run 3 trials per stimulus for a CI gate" in text
