@@ -224,7 +224,8 @@ def _check_k(suite: SuiteScore, spec: GateSpec, k: int) -> None:
     if too_few:
         raise ConfigError(
             f"a gate needs k = {k} but stimulus {too_few[0].name!r} has only "
-            f"{too_few[0].trials} counted trial(s); it cannot be evaluated"
+            f"{too_few[0].trials} counted {'trial' if too_few[0].trials == 1 else 'trials'}; "
+            "it cannot be evaluated"
         )
 
 

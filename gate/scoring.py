@@ -533,7 +533,8 @@ def score_table(
     if chosen_k > fewest:
         first = next(i for i in scorable if counted[i] < chosen_k)
         raise ConfigError(
-            f"k = {chosen_k} exceeds the {counted[first]} counted trial(s) of stimulus "
+            f"k = {chosen_k} exceeds the {counted[first]} counted "
+            f"{'trial' if counted[first] == 1 else 'trials'} of stimulus "
             f"{label(records[first])!r}; choose k ≤ {fewest}"
         )
     method = cast(IntervalMethod, interval)
@@ -656,7 +657,8 @@ def metric_values(
         if too_few:
             raise ConfigError(
                 f"a gate needs k = {kk} but stimulus {too_few[0].name!r} has only "
-                f"{too_few[0].trials} counted trial(s); it cannot be evaluated"
+                f"{too_few[0].trials} counted {'trial' if too_few[0].trials == 1 else 'trials'}; "
+                "it cannot be evaluated"
             )
     interval_method = cast(IntervalMethod, method)
     per: Interval | None = None

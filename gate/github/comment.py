@@ -86,7 +86,8 @@ def build_comment_body(summary_markdown: str, comment_id: str, run_url: str | No
     def notice(lines_left_out: int) -> str:
         return (
             f"> [!NOTE]\n> This comment was trimmed to GitHub's 65,536-character limit: "
-            f"{lines_left_out:,} more line(s) are in the {full_summary}."
+            f"{lines_left_out:,} more {'line is' if lines_left_out == 1 else 'lines are'}"
+            f" in the {full_summary}."
         )
 
     budget = COMMENT_LIMIT - utf16_units(head) - utf16_units(footer) - 1

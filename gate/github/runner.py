@@ -53,7 +53,8 @@ def fit_summary(markdown: str, budget: int, where_the_rest_is: str) -> str:
     def notice(lines_left_out: int) -> str:
         return (
             f"> [!WARNING]\n> This summary was trimmed to fit GitHub's 1 MiB limit: "
-            f"{lines_left_out:,} more line(s) are not shown. {where_the_rest_is}"
+            f"{lines_left_out:,} more {'line is' if lines_left_out == 1 else 'lines are'}"
+            f" not shown. {where_the_rest_is}"
         )
 
     return trim_markdown(markdown, budget, notice, utf8_bytes)

@@ -577,7 +577,8 @@ def paired_test_reason(test: PairedTest) -> str:
     elif test.requested == "t" and m < 2:
         why = "a single shared stimulus has no standard error, so t is undefined"
     else:
-        why = f"only {m} shared stimuli (< {T_MIN_STIMULI}), too few to trust the t approximation"
+        shared = plural(m, "shared stimulus", "shared stimuli")
+        why = f"only {shared} (< {T_MIN_STIMULI}), too few to trust the t approximation"
         if test.method.startswith("Monte-Carlo"):
             why += f", and 2^{m} sign patterns are too many to enumerate"
     return f"{how}: {why}"
@@ -652,7 +653,8 @@ def comparison_notes(comparison: Comparison, escape: Escape = _plain) -> list[st
     if comparison.power.blind:
         patterns = comparison.test.patterns or 1
         notes.append(
-            f"With {comparison.test.stimuli} shared stimuli the smallest attainable p-value is "
+            f"With {plural(comparison.test.stimuli, 'shared stimulus', 'shared stimuli')} the "
+            "smallest attainable p-value is "
             f"1/{patterns} = {1.0 / patterns:.4g} > α = {comparison.alpha:.4g}: no suite "
             "gate can show a difference; add stimuli."
         )

@@ -538,3 +538,27 @@ def test_warnings_sit_under_the_gates_survive_a_trimmed_comment_and_are_capped(
     assert body.count("differ only in Unicode normalisation") == 10
     view = render_terminal(outcome, Terminal(100, color=False))
     assert view.index("Warnings") < view.index("Stimuli, worst first")
+
+
+def test_counts_of_one_are_singular_in_comparisons_and_errors(write_jsonl) -> None:
+    """'With 1 shared stimuli', 'only 1 shared stimuli', 'the 1 counted trial(s)'."""
+    from gate.errors import ConfigError
+    from gate.report import wording
+
+    candidate = write_jsonl(trials_of("a", "PPF"), name="c.jsonl")
+    baseline = write_jsonl(trials_of("a", "PPP"), name="b.jsonl")
+    outcome = run_check(
+        request_from_options([str(candidate)], config=None, baseline=[str(baseline)])
+    )
+    (comparison,) = outcome.comparisons
+    # One stimulus: 2 sign patterns, p ≥ 1/2 > α = 0.05, whatever the data.
+    assert wording.paired_test_reason(comparison.test).endswith(
+        "only 1 shared stimulus (< 30), too few to trust the t approximation"
+    )
+    assert any(
+        note.startswith("With 1 shared stimulus the smallest attainable p-value is 1/2 = 0.5")
+        for note in wording.comparison_notes(comparison)
+    )
+    single = write_jsonl(trials_of("a", "P"), name="one.jsonl")
+    with pytest.raises(ConfigError, match=r"exceeds the 1 counted trial of stimulus 'a'"):
+        run_check(request_from_options([str(single)], config=None, overrides={"k": "2"}))
