@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from gate.cli import main
 from gate.metrics.registry import METRICS
+from tests.conftest import ROOT
 
 INTERNAL_NUMBER = re.compile(r"reference[ -]?0\d\d", re.IGNORECASE)
 RELIABILITY = tuple(
@@ -57,3 +58,15 @@ def test_every_output_of_a_check_names_no_internal_document(tmp_path: Path) -> N
         assert name in outputs[3]
     for text in outputs:
         assert not INTERNAL_NUMBER.search(text), INTERNAL_NUMBER.search(text)
+
+
+def test_the_shipped_schemas_and_the_docs_name_no_internal_document() -> None:
+    """`eval-gate schema report` printed "Reference 004's reliability summary"; the docs
+    cited the same numbers, which no reader of them can look up."""
+    for name in ("results", "trial-record", "counts", "config", "report", "common"):
+        printed = CliRunner().invoke(main, ["schema", name])
+        assert printed.exit_code == 0, printed.output
+        assert not INTERNAL_NUMBER.search(printed.output), (name, printed.output[:200])
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        found = INTERNAL_NUMBER.search(page.read_text(encoding="utf-8"))
+        assert found is None, (page.name, found)
