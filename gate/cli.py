@@ -188,7 +188,7 @@ def gate_options(func: F) -> F:
         click.option(
             "--max-regression",
             metavar="MARGIN",
-            help="Gate: the candidate is not worse than the baseline by more.",
+            help="Gate: the candidate is not worse than the baseline by more than this.",
         ),
         click.option(
             "--min-improvement",
@@ -218,7 +218,7 @@ def gate_options(func: F) -> F:
             type=click.Choice(["estimate", "interval", "lower", "upper"]),
             help="Decide gates on the point estimate (pass/fail, no error control) or their "
             "interval (pass, fail or inconclusive; lower/upper name the bound that must clear "
-            "the target).",
+            "the target). Flakiness has no interval: its gate is always on the estimate.",
         ),
         click.option(
             "--confidence", metavar="LEVEL", help="Level of every interval (default 0.95)."
@@ -340,7 +340,7 @@ def main() -> None:
 @click.option(
     "--summary",
     type=FilePath(dir_okay=False, allow_dash=True),
-    help="Write the Markdown summary here (- for stdout, the default).",
+    help="Write the Markdown summary here (- for stdout, the default off a terminal).",
 )
 @click.option(
     "--json",
