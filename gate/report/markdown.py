@@ -221,9 +221,9 @@ def render_stimuli(outcome: CheckOutcome, s: SuiteScore, ordered: Sequence[Stimu
             if stimulus.flaky
             else ""
         )
-        trials = str(stimulus.trials)
-        if stimulus.errors:
-            trials += f" ({stimulus.errors} errored)"
+        trials = wording.counted_trials(
+            stimulus.trials, stimulus.errors, s.errors_policy, short=True
+        )
         row = [
             md_text(label),
             trials,

@@ -321,7 +321,7 @@ def _stimuli(outcome: CheckOutcome, s: SuiteScore, term: Terminal) -> list[str]:
     ordered = worst_first(s.stimuli)
     rows = []
     for x in ordered[:MAX_ROWS]:
-        trials = str(x.trials) + (f" ({x.errors} errored)" if x.errors else "")
+        trials = wording.counted_trials(x.trials, x.errors, s.errors_policy, short=True)
         flaky = f"⚠ {wording.percent(x.flakiness)}" if x.flaky else ""
         lo, hi = float(x.pass_rate_interval.lo), float(x.pass_rate_interval.hi)
         row = [

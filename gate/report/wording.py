@@ -920,15 +920,31 @@ def facts_line(
     suites: int = 1,
     bold: Callable[[str], str] = _plain,
 ) -> str:
-    """'**code-agent** · 5 stimuli · 15 trials (1 errored, 0 skipped) · k = 3 · 2 flaky
+    """'**code-agent** · 5 stimuli · 15 trials (1 errored) · 0 skipped · k = 3 · 2 flaky
     stimuli'; for all of several suites, '**2 suites** (a, b) · ...'."""
     name = bold(escape(suite.name))
     if suites > 1:
         name = f"{bold(plural(suites, 'suite'))} ({', '.join(map(escape, suite.suite_names))})"
     return (
-        f"{name} · {stimuli_count(len(suite.stimuli))} · {plural(suite.trials, 'trial')} "
-        f"({suite.errors:,} errored, {suite.skipped:,} skipped) · k = {suite.k} · "
+        f"{name} · {stimuli_count(len(suite.stimuli))} · "
+        f"{counted_trials(suite.trials, suite.errors, suite.errors_policy)} · "
+        f"{suite.skipped:,} skipped · k = {suite.k} · "
         f"{plural(suite.flaky_stimuli, 'flaky stimulus', 'flaky stimuli')}"
+    )
+
+
+def counted_trials(trials: int, errors: int, policy: str, *, short: bool = False) -> str:
+    """The counted trials and the errored ones, placed by the errors policy: '15 trials (1
+    errored)' when errors count as failures (they are among the 15), '14 trials · 1 errored,
+    left out' when they are excluded (they are not). ``short``: a table cell, '3 (1 errored)'
+    and '2 (+1 errored, left out)'. Skipped trials never count and are told apart."""
+    counted = f"{trials:,}" if short else plural(trials, "trial")
+    if policy == "fail":
+        return counted + (f" ({errors:,} errored)" if errors or not short else "")
+    if not errors:
+        return counted
+    return f"{counted} (+{errors:,} errored, left out)" if short else (
+        f"{counted} · {errors:,} errored, left out"
     )
 
 

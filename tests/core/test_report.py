@@ -248,7 +248,7 @@ def test_counts_are_in_words_that_agree(write_jsonl) -> None:
     )
     outcome = run_check(request)
     summary = render_summary(outcome)
-    assert "· 2 stimuli · 6 trials (1 errored, 0 skipped) · k = 3 · 1 flaky stimulus" in summary
+    assert "· 2 stimuli · 6 trials (1 errored) · 0 skipped · k = 3 · 1 flaky stimulus" in summary
     assert summary.startswith("## ❌ eval-gate: FAIL — the gate failed\n")
     assert "| a | 3 (1 errored) |" in summary
     from gate.report import wording
@@ -419,7 +419,7 @@ def test_large_counts_are_grouped_by_thousands(tmp_path) -> None:
         [str(path)], config=None, overrides={}, ingest=IngestOptions(format="counts")
     )
     summary = render_summary(run_check(request))
-    assert "· 1,200 stimuli · 12,000 trials (1,200 errored, 0 skipped) · k = 10 · " in summary
+    assert "· 1,200 stimuli · 12,000 trials (1,200 errored) · 0 skipped · k = 10 · " in summary
     assert "1,200 flaky stimuli" in summary
     assert "Per stimulus: 1,200 capable but flaky." in summary
     assert "the 10 worst of 1,200 stimuli" in summary
@@ -562,3 +562,20 @@ def test_counts_of_one_are_singular_in_comparisons_and_errors(write_jsonl) -> No
     single = write_jsonl(trials_of("a", "P"), name="one.jsonl")
     with pytest.raises(ConfigError, match=r"exceeds the 1 counted trial of stimulus 'a'"):
         run_check(request_from_options([str(single)], config=None, overrides={"k": "2"}))
+
+
+def test_errored_trials_are_counted_where_the_errors_policy_puts_them(write_jsonl) -> None:
+    """s1 PPPE, s2 PPF, s3 PPS. Errors as failures: 4 + 3 + 2 = 9 counted trials, the errored
+    one among them; errors excluded: 8, and the errored one beside them (the header said '8
+    trials (1 errored, …)', as if it were one of the 8, and s1's row '3 (1 errored)' beside
+    ✔✔✔)."""
+    records = trials_of("s1", "PPPE") + trials_of("s2", "PPF") + trials_of("s3", "PPS")
+    path = str(write_jsonl(records))
+    counted = render_summary(run_check(request_from_options([path], config=None)))
+    assert "· 3 stimuli · 9 trials (1 errored) · 1 skipped · k = 2 ·" in counted
+    assert "| s1 | 4 (1 errored) | ✔✔✔⚠ |" in counted
+    excluded = render_summary(
+        run_check(request_from_options([path], config=None, overrides={"errors": "exclude"}))
+    )
+    assert "· 3 stimuli · 8 trials · 1 errored, left out · 1 skipped · k = 2 ·" in excluded
+    assert "| s1 | 3 (+1 errored, left out) | ✔✔✔ |" in excluded

@@ -105,14 +105,14 @@ def test_one_suite_gives_one_entry_equal_to_the_aggregate(
 
 def test_the_markdown_has_a_section_per_suite(results: Path) -> None:
     text = render_summary(check(results, {"k": 3}))
-    assert "**2 suites** (alpha, beta) · 5 stimuli · 15 trials (0 errored, 0 skipped)" in text
+    assert "**2 suites** (alpha, beta) · 5 stimuli · 15 trials (0 errored) · 0 skipped" in text
     alpha = text.split("### Suite alpha\n\n", 1)[1].split("### Suite beta", 1)[0]
     beta = text.split("### Suite beta\n\n", 1)[1]
     assert alpha.startswith(
-        "**alpha** · 2 stimuli · 6 trials (0 errored, 0 skipped) · k = 3 · 1 flaky stimulus\n"
+        "**alpha** · 2 stimuli · 6 trials (0 errored) · 0 skipped · k = 3 · 1 flaky stimulus\n"
     )
     assert beta.startswith(
-        "**beta** · 3 stimuli · 9 trials (0 errored, 0 skipped) · k = 3 · 1 flaky stimulus\n"
+        "**beta** · 3 stimuli · 9 trials (0 errored) · 0 skipped · k = 3 · 1 flaky stimulus\n"
     )
     assert "| pass rate | 83.3% |" in alpha and "| pass rate | 44.4% |" in beta
     # Each section's table lists its own stimuli, by name alone.

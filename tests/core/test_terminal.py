@@ -53,7 +53,7 @@ def test_a_terminal_gets_the_rendered_view_in_colour(
     # No Markdown: no table pipes, no backslash escapes, no headings, no <details>.
     assert "|" not in plain and "\\" not in plain and "##" not in plain
     assert "<details>" not in plain and "**" not in plain and "```" not in plain
-    assert "code-agent · 5 stimuli · 15 trials (1 errored, 0 skipped)" in plain
+    assert "code-agent · 5 stimuli · 15 trials (1 errored) · 0 skipped" in plain
     # Results coloured by outcome; the table aligned: every row of a table as wide.
     assert "\x1b[31m✘ fail\x1b[0m" in out and "\x1b[32m✔ pass\x1b[0m" in out
     # Wide enough for every column (a narrower terminal drops the least needed first).
