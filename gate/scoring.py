@@ -32,6 +32,10 @@ PASS_HAT_K_ESTIMATOR = (
 )
 
 
+#: the reading of trials that all errored: they say nothing about the agent
+NOT_MEASURED = "not measured"
+
+
 def reading(pass_at_k: float, pass_hat_k: float) -> str:
     """Reference 002's interpretation matrix, in words.
 
@@ -56,6 +60,7 @@ class _ScoreColumns:
         "band",
         "confidence",
         "counts",
+        "errors_counted",
         "hat_hi",
         "hat_k",
         "hat_lo",
@@ -80,6 +85,8 @@ class _ScoreColumns:
     band: list[str]
     labels: tuple[str, str, str]
     confidence: float
+    #: errored trials count as failures (and so are among each stimulus's trials)
+    errors_counted: bool
 
     def __init__(self, counts: TableSummary, **columns: Any) -> None:
         self.counts = counts
@@ -253,6 +260,8 @@ class StimulusScore:
 
     @property
     def reading(self) -> str:
+        if self._columns.errors_counted and self.trials and self.errors >= self.trials:
+            return NOT_MEASURED  # a harness that broke, not an agent that cannot
         return reading(self.pass_at_k, self.pass_hat_k)
 
     @property
@@ -427,6 +436,9 @@ class SuiteScore:
 
     @property
     def reading(self) -> str:
+        counted = self._totals["trials"]
+        if self.errors_policy == "fail" and counted and self._totals["errors"] >= counted:
+            return NOT_MEASURED
         return reading(self.pass_at_k, self.pass_hat_k)
 
     @property
@@ -562,6 +574,7 @@ def score_table(
         band=[bands[p] for p in percent.tolist()],
         labels=(rate_iv.method, at_iv.method, hat_iv.method),
         confidence=rate_iv.confidence,
+        errors_counted=errors_as_failures,
         **ivs,
     )
     stimuli = tuple(StimulusScore(columns, j) for j in range(len(scorable)))

@@ -18,7 +18,14 @@ from gate.config import GateSpec
 from gate.gates import COMPLETED_TRIALS, GateDecision
 from gate.metrics.intervals import MID_P_COVERAGE_FLOOR, MID_P_FLOOR_WEIGHTS, method_label
 from gate.metrics.paired import T_MIN_STIMULI, PairedTest, min_sign_flip_stimuli
-from gate.scoring import HIGH, PASS_AT_K_ESTIMATOR, PASS_HAT_K_ESTIMATOR, reading, score_arrays
+from gate.scoring import (
+    HIGH,
+    NOT_MEASURED,
+    PASS_AT_K_ESTIMATOR,
+    PASS_HAT_K_ESTIMATOR,
+    reading,
+    score_arrays,
+)
 
 if TYPE_CHECKING:
     from gate.compare import Comparison, StimulusRow
@@ -801,6 +808,8 @@ READING_ADVICE = {
     "capable and consistent": "safe to automate for this task class",
     "capable but flaky": "can solve it but not reliably: human review, not automation",
     "capability gap": "cannot reliably solve it: a capability gap, not a consistency one",
+    NOT_MEASURED: "every trial errored: the harness broke, so nothing about the agent was "
+    "measured",
 }
 
 DEFAULT_GATE_NOTE = (
@@ -813,7 +822,14 @@ def reading_sentence(suite: SuiteScore, bold: Callable[[str], str] = _plain) -> 
     """Reference 002's capability/consistency reading of the suite, and its stimuli's."""
     k = suite.k
     arrays = score_arrays(suite.stimuli)  # a column at a time: 100,000 stimuli in 0.02 s
-    counts = Counter(map(reading, arrays["pass_at_k"].tolist(), arrays["pass_hat_k"].tolist()))
+    labels = list(map(reading, arrays["pass_at_k"].tolist(), arrays["pass_hat_k"].tolist()))
+    if suite.errors_policy == "fail":  # errored trials counted: all of them, nothing measured
+        trials, errors = arrays["trials"].tolist(), arrays["errors"].tolist()
+        labels = [
+            NOT_MEASURED if 0 < n <= e else x
+            for x, n, e in zip(labels, trials, errors, strict=True)
+        ]
+    counts = Counter(labels)
     parts = ", ".join(f"{n:,} {label}" for label, n in sorted(counts.items(), key=lambda x: -x[1]))
     return (
         f"{bold('Capability vs consistency:')} pass@{k} = {percent(suite.pass_at_k)} "

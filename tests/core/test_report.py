@@ -579,3 +579,27 @@ def test_errored_trials_are_counted_where_the_errors_policy_puts_them(write_json
     )
     assert "· 3 stimuli · 8 trials · 1 errored, left out · 1 skipped · k = 2 ·" in excluded
     assert "| s1 | 3 (+1 errored, left out) | ✔✔✔ |" in excluded
+
+
+def test_trials_that_all_errored_are_not_read_as_a_capability_gap(write_jsonl) -> None:
+    """Errored trials count as failures, so pass@k = 0 read 'capability gap: cannot reliably
+    solve it' beside the gate saying nothing about the agent was measured."""
+    records = trials_of("a", "EEE") + trials_of("b", "PFE")
+    outcome = run_check(request_from_options([str(write_jsonl(records))], config=None))
+    readings = {s.name: s.reading for s in outcome.suite.stimuli}
+    assert readings == {"a": "not measured", "b": "capable but flaky"}
+    # The suite still counts a's errors as failures: pass@3 = (0 + 1)/2 = 0.5 < 0.8.
+    assert outcome.suite.reading == "capability gap"
+    summary = render_summary(outcome)
+    assert "Per stimulus: 1 not measured, 1 capable but flaky." in summary  # ties: first seen
+    assert "| a | 3 (3 errored) | ⚠⚠⚠ |" in summary and "| not measured |" in summary
+    everything = write_jsonl(trials_of("a", "EEE"), name="broken.jsonl")
+    broken = run_check(request_from_options([str(everything)], config=None))
+    assert broken.suite.reading == "not measured"
+    # excluded, the errors are not counted trials: b's P and F are read, a is not scored
+    excluded = run_check(
+        request_from_options(
+            [str(write_jsonl(records))], config=None, overrides={"errors": "exclude"}
+        )
+    )
+    assert [s.reading for s in excluded.suite.stimuli] == ["capable but flaky"]
