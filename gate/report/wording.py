@@ -435,6 +435,7 @@ def _point_verdict(decision: GateDecision, escape: Escape) -> str:
         whose = "the suite's" if spec.suite is None else f"suite {escape(spec.suite)}'s"
         if spec.tag:
             whose += f" (stimuli tagged {escape(spec.tag)})"
+        metric = metric.removeprefix("suite ")  # "the suite's score", not "suite's suite score"
         if decision.outcome == "pass":
             reached = "at least" if decision.direction == "min" else "at most"
             return (
