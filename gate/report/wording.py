@@ -261,11 +261,11 @@ def spec_label(
         if spec.kind == "max_regression":
             return (
                 f"no drop in {metric} beyond {margin_points(spec.target)} points vs baseline "
-                f"({level} bounds of Δ{among})"
+                f"(one-sided {level} bounds of Δ{among})"
             )
         return (
             f"{metric} improves on baseline by more than {margin_points(spec.target)} points "
-            f"({level} bounds of Δ{among})"
+            f"(one-sided {level} bounds of Δ{among})"
         )
     if spec.kind == "max_ci_half_width":
         what = "confidence-sequence" if sequential else "interval"
@@ -484,7 +484,12 @@ def _regression_sentence(decision: GateDecision, escape: Escape) -> str:
         )
     test = comparison.test
     delta = points(test.delta) if test.delta is not None else "?"
-    bounds = f"Δ = {delta} points, {level} bounds [{points(test.lower)}, {points(test.upper)}]"
+    # Each bound is one-sided at the level (together a two-sided interval at 2·level − 1),
+    # narrower than the comparison's two-sided interval beside it.
+    bounds = (
+        f"Δ = {delta} points, one-sided {level} bounds "
+        f"[{points(test.lower)}, {points(test.upper)}]"
+    )
     p = f"one-sided {format_p(decision.p_value)}" if decision.p_value is not None else ""
     d = margin_points(spec.target)
     detect = margin_points(spec.detectable)

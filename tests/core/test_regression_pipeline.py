@@ -30,7 +30,7 @@ def test_clear_drop_fails_the_gate_and_lists_regressions_first(write_jsonl) -> N
     (gate,) = [g for g in outcome.gates if g.kind == "max_regression"]
     assert gate.outcome == "fail"
     assert wording.gate_name(gate) == (
-        "no drop in pass rate beyond 5 points vs baseline (95% bounds of Δ)"
+        "no drop in pass rate beyond 5 points vs baseline (one-sided 95% bounds of Δ)"
     )
     (comparison,) = outcome.comparisons
     # Δ = mean(d_i) = 10 × (1/5 − 1) / 40 = −0.2 exactly; 40 shared stimuli → paired t.
@@ -127,7 +127,7 @@ def test_per_gate_confidence_of_a_regression_gate(write_jsonl, tmp_path) -> None
     at95, at99 = outcome.gates
     assert (at95.outcome, at99.outcome) == ("fail", "inconclusive")
     assert wording.gate_name(at99) == (
-        "no drop in pass rate beyond 15 points vs baseline (99% bounds of Δ)"
+        "no drop in pass rate beyond 15 points vs baseline (one-sided 99% bounds of Δ)"
     )
     assert (at95.confidence, at99.confidence) == (0.95, 0.99)
     assert [c.confidence for c in outcome.comparisons] == [0.95, 0.99]
@@ -155,7 +155,7 @@ def test_tag_restricts_the_paired_comparison(write_jsonl, tmp_path) -> None:
     assert gate.outcome == "fail" and gate.tag == "critical"
     assert wording.gate_name(gate) == (
         "no drop in pass rate beyond 15 points vs baseline "
-        "(95% bounds of Δ, stimuli tagged critical)"
+        "(one-sided 95% bounds of Δ, stimuli tagged critical)"
     )
     untagged = run_pair(write_jsonl, candidate, baseline, tmp_path=tmp_path, max_regression="0.15")
     assert untagged.verdict == "pass"  # Δ over all 15 is +(10 - 1.8)/15 = +0.547
@@ -234,7 +234,8 @@ def test_gates_keep_configuration_order_across_comparisons(write_jsonl, tmp_path
         ("min_improvement", "suite", 0.95),
     ]
     assert len(outcome.comparisons) == 2  # 95% and 99%
-    (row,) = [line for line in render_summary(outcome).splitlines() if "(99% bounds" in line]
+    lines = render_summary(outcome).splitlines()
+    (row,) = [line for line in lines if "(one-sided 99% bounds" in line]
     assert "| Δ ≥ 0 |" in row  # δ = 0 is "≥ 0", never "≥ -0"
 
 
