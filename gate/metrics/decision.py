@@ -490,7 +490,8 @@ def regression_outcome(
     ``max_regression`` (harm margin δ = ``margin``, detectable D ≥ δ)::
 
         fail  U < -δ     a drop larger than δ is shown
-        pass  L ≥ -D     a drop larger than D is ruled out
+        pass  L > -D     a drop of D or more is ruled out (at L = -D exactly, a drop of D
+                         is still inside the confidence set: inconclusive)
         (fail wins when both hold: the harm is shown)
 
     ``min_improvement`` (claimed gain ε = ``margin``, detectable D ≥ ε)::
@@ -507,7 +508,7 @@ def regression_outcome(
     hi = np.asarray(upper, dtype=np.float64)
     if kind == "max_regression":
         bad = hi < -margin - _TOLERANCE
-        good = lo >= -detectable - _TOLERANCE
+        good = lo > -detectable + _TOLERANCE
         return np.where(bad, FAIL, np.where(good, PASS, INCONCLUSIVE)).astype(np.int8)
     good = lo > margin + _TOLERANCE
     bad = hi < detectable - _TOLERANCE
@@ -554,7 +555,7 @@ class PairedRule:
         p = fisher(nb, cb, nc, cc)
         worse = holm(p) <= alpha + _TOLERANCE
         lower, upper = difference_bounds(nb, cb, nc, cc, self.confidence)
-        ruled_out = lower >= -self.detectable - _TOLERANCE
+        ruled_out = lower > -self.detectable + _TOLERANCE
         codes = np.where(worse, FAIL, np.where(ruled_out, PASS, INCONCLUSIVE)).astype(np.int8)
         d = cc / nc - cb / nb
         worst = _worst(lower, "min")

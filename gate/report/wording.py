@@ -473,9 +473,9 @@ def _regression_sentence(decision: GateDecision, escape: Escape) -> str:
             )
         if decision.outcome == "pass":
             return (
-                f"Pass: no stimulus is shown worse, and for every stimulus a drop of more than "
-                f"{margin_points(spec.detectable)} points is ruled out at {level} confidence "
-                "(Newcombe interval)."
+                f"Pass: no stimulus is shown worse, and for every stimulus a drop of "
+                f"{margin_points(spec.detectable)} points or more is ruled out at {level} "
+                "confidence (Newcombe interval)."
             )
         return (
             f"Inconclusive: no stimulus is shown worse ({how}), but for "
@@ -501,7 +501,7 @@ def _regression_sentence(decision: GateDecision, escape: Escape) -> str:
             )
         if decision.outcome == "pass":
             return (
-                f"Pass: a drop of more than {detect} points is ruled out at {level} "
+                f"Pass: a drop of {detect} points or more is ruled out at {level} "
                 f"confidence ({bounds}); a drop beyond {d} points is not shown."
             )
         return (

@@ -6,6 +6,7 @@ import math
 import subprocess
 import sys
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -89,8 +90,10 @@ def test_five_stimulus_sign_flip_worked_on_paper() -> None:
     # δ = 0: U = +0.2 ≥ 0, no drop is shown; L = -0.6 < -0.05, no drop beyond 5 points
     # is ruled out either: the gate is inconclusive (it used to pass here).
     assert regression(result, 0.0) == INCONCLUSIVE
-    # A detectable margin of 0.6 is ruled out (L = -0.6 ≥ -0.6): pass.
-    assert regression(result, 0.0, detectable=0.6) == PASS
+    # L = -0.6 exactly: a drop of 0.6 is still inside the confidence set, so a detectable
+    # margin of 0.6 is not ruled out (inconclusive); a margin of 0.61 is (L > -0.61): pass.
+    assert regression(result, 0.0, detectable=0.6) == INCONCLUSIVE
+    assert regression(result, 0.0, detectable=0.61) == PASS
 
 
 def test_five_stimulus_all_worse_fails_and_margin_by_hand() -> None:
@@ -679,3 +682,41 @@ def test_import_is_pure() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_lower_bound_exactly_at_minus_d_does_not_rule_out_a_drop_of_d(
+    write_jsonl: Any, tmp_path: Any
+) -> None:
+    """10 stimuli × 5 trials, baseline 3 5 5 2 2 4 3 2 1 4, candidate 5 4 5 2 2 3 3 4 1 3:
+    d = (+2 −1 0 0 0 −1 0 +2 0 −1)/5, Δ = +0.02. The exact sign-flip bounds are discrete, and
+    the lower one lands exactly on −D = −0.10, where the same test does not reject "Δ ≤ −0.10"
+    (p > 0.05): a drop of 10 points is still in the confidence set. The gate passed there
+    (L ≥ −D), which made it pass 6–7% of runs at a true drop of D (seeded simulation at
+    8–15 stimuli); now inconclusive."""
+    from gate.pipeline import request_from_options, run_check
+
+    base, cand = [3, 5, 5, 2, 2, 4, 3, 2, 1, 4], [5, 4, 5, 2, 2, 3, 3, 4, 1, 3]
+    d = (np.array(cand) - np.array(base)) / 5
+    tested = paired_test(d)
+    assert tested.method == "exact sign-flip permutation"
+    assert tested.lower == pytest.approx(-0.10, abs=1e-12)
+    assert paired_test(d, gain=-0.10).p_better > 0.05
+    assert int(regression_outcome(tested.lower, tested.upper, "max_regression", 0.05, 0.10)) == (
+        INCONCLUSIVE
+    )
+
+    def rows(counts: list[int]) -> list[dict[str, Any]]:
+        return [
+            {"stimulus": f"st{i:02d}", "trial": t, "passed": t < c}
+            for i, c in enumerate(counts)
+            for t in range(5)
+        ]
+
+    baseline = write_jsonl(rows(base), name="base.jsonl")
+    candidate = write_jsonl(rows(cand), name="cand.jsonl")
+    request = request_from_options(
+        [str(candidate)], config=None, baseline=[str(baseline)],
+        overrides={"max_regression": "0.05"},
+    )  # fmt: skip
+    (gate,) = run_check(request).gates
+    assert (gate.outcome, gate.lower) == ("inconclusive", pytest.approx(-0.10, abs=1e-12))
