@@ -284,7 +284,9 @@ def render_messages(suite: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
 
 def render_methods(outcome: CheckOutcome) -> str:
     """How the numbers are computed, collapsed at the end of the summary."""
-    notes = "\n".join(f"- {note}" for note in wording.methods_notes(outcome.suite))
+    usage = wording.usage_methods_note(outcome.usage, outcome.usage_change)
+    found = [*wording.methods_notes(outcome.suite), *([usage] if usage else [])]
+    notes = "\n".join(f"- {note}" for note in found)
     return f"<details><summary>{wording.METHODS_TITLE}</summary>\n\n{notes}\n\n</details>"
 
 

@@ -412,6 +412,11 @@ def _warnings(outcome: CheckOutcome, term: Terminal) -> list[str]:
     return [term.heading("Warnings"), *term.bullets(wording.shown_warnings(found), YELLOW)]
 
 
+def _methods(outcome: CheckOutcome, s: SuiteScore) -> list[str]:
+    usage = wording.usage_methods_note(outcome.usage, outcome.usage_change)
+    return [*wording.methods_notes(s), *([usage] if usage else [])]
+
+
 def render_terminal(outcome: CheckOutcome, term: Terminal | None = None) -> str:
     """The terminal view of ``outcome``: verdict first, then gates, suites and stimuli."""
     term = term or Terminal()
@@ -453,7 +458,7 @@ def render_terminal(outcome: CheckOutcome, term: Terminal | None = None) -> str:
     blocks.append(
         [
             term.style(wording.METHODS_TITLE, BOLD, DIM),
-            *term.bullets(wording.methods_notes(s), DIM),
+            *term.bullets(_methods(outcome, s), DIM),
         ]
     )
     return "\n\n".join("\n".join(block) for block in blocks if block) + "\n"

@@ -1019,6 +1019,26 @@ def usage_line(usage: UsageSummary, bold: Callable[[str], str] = _plain) -> str:
     return f"{bold('Usage')}: " + " · ".join(parts)
 
 
+def usage_methods_note(usage: UsageSummary | None, change: UsageComparison | None) -> str | None:
+    """How the usage line's numbers are computed (the JSON names each method too)."""
+    from gate.metrics.usage import MEAN_METHOD, P95_CHANGE_METHOD, QUANTILE_METHOD
+
+    if usage is None:
+        return None
+    text = (
+        f"Usage: cost per trial is the mean over trials, its interval a {MEAN_METHOD} (whole "
+        "stimuli resampled: it speaks for stimuli like these); duration p50 and p95 are "
+        f"quantiles over trials, {QUANTILE_METHOD}."
+    )
+    if change is not None:
+        text += (
+            " Against the baseline, paired by stimulus, the intervals are a "
+            f"{MEAN_METHOD} (the change in cost per trial) and a {P95_CHANGE_METHOD} (the "
+            "change in p95 duration)."
+        )
+    return text
+
+
 def _signed(value: float, unit: Callable[[float], str]) -> str:
     return ("+" if value >= 0 else "−") + unit(abs(value))
 
