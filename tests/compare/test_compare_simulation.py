@@ -101,3 +101,27 @@ def test_batch_rule_agrees_with_the_verdict(m: int, k: int, drop: float) -> None
         )
         exact = rule.decide_bounds([result.test.lower], [result.test.upper])[0]
         assert exact == batch[row], row
+
+
+def test_a_true_drop_of_d_passes_at_most_alpha_at_few_stimuli() -> None:
+    """max_regression δ = 0.05, D = 0.10, 8 stimuli × 5 trials a side, baseline rates
+    Beta(2, 1), every stimulus losing the same amount so that the mean drop is exactly D.
+    Passing means "a drop of D is ruled out at 95%": it may happen in at most 5% of runs.
+    With the discrete sign-flip lower bound allowed to equal −D it passed 7.4% (4,000 seeded
+    runs); with L > −D required, 2.9% (4,000 runs; 1,500 here, bound 0.05 + 2 s.e.)."""
+    from scipy.optimize import brentq
+
+    from gate.metrics.decision import regression_outcome
+    from gate.metrics.paired import paired_test
+
+    rng = np.random.default_rng(2468)
+    runs, passed = 1500, 0
+    for _ in range(runs):
+        pb = rng.beta(2, 1, 8)
+        shift = brentq(
+            lambda s, pb=pb: np.mean(pb - np.clip(pb - s, 0, 1)) - 0.10, 0, 1, xtol=1e-14
+        )
+        d = rng.binomial(5, np.clip(pb - shift, 0, 1)) / 5 - rng.binomial(5, pb) / 5
+        t = paired_test(d)
+        passed += int(regression_outcome(t.lower, t.upper, "max_regression", 0.05, 0.10)) == PASS
+    assert passed / runs <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / runs), passed / runs
