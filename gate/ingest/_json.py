@@ -2,7 +2,11 @@
 
 Python's ``json`` accepts ``NaN``, ``Infinity`` and duplicate keys (the last one
 silently wins); a results file with any of those is ambiguous, so we refuse it
-and say where.
+and say where. One exception, asked for by the caller (``non_finite=True``): Inspect AI
+writes a score it could not give as the constant ``NaN`` on purpose (its unscored
+marker; other non-finite floats as ``Infinity``/``-Infinity``), so its logs are read with
+those three constants allowed. Duplicate keys, numbers too large for a float and the
+bounds stay as strict for them.
 
 Large files are parsed with orjson (2.6 times faster than ``json`` on the
 benchmark's records) when the result is certainly what the strict parser would
@@ -45,6 +49,10 @@ def _reject_constant(name: str) -> Any:
     raise _StrictJSONError(f"{name} is not valid JSON (use null or a finite number)")
 
 
+#: the constants Python's json (and Inspect's writer) spell non-finite floats with.
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
@@ -76,6 +84,20 @@ _DECODER = json.JSONDecoder(
     parse_float=_finite_float,
     parse_int=_bounded_int,
 )
+#: the same, but NaN, Infinity and -Infinity are the floats they name (Inspect AI logs only).
+_NON_FINITE_DECODER = json.JSONDecoder(
+    object_pairs_hook=_no_duplicate_keys,
+    parse_constant=_NON_FINITE.__getitem__,
+    parse_float=_finite_float,
+    parse_int=_bounded_int,
+)
+
+
+def decoder(non_finite: bool) -> json.JSONDecoder:
+    """The strict decoder, or with ``non_finite`` the one that reads NaN/Infinity constants."""
+    return _NON_FINITE_DECODER if non_finite else _DECODER
+
+
 _SPACE = re.compile(r"[ \t\r\n\ufeff]*")
 
 _TOKEN = re.compile(
@@ -84,8 +106,9 @@ _TOKEN = re.compile(
 )
 
 
-def _locate_refusal(text: str) -> tuple[int, str] | None:
-    """Offset and JSON pointer of the first NaN/Infinity, overflowing number or repeated key.
+def _locate_refusal(text: str, non_finite: bool = False) -> tuple[int, str] | None:
+    """Offset and JSON pointer of the first NaN/Infinity (unless ``non_finite`` allows them),
+    overflowing number or repeated key.
 
     The decoder's hooks are not told where they are; this walk over the tokens of
     an otherwise well-formed text finds the place again (only ever run on a refusal).
@@ -121,13 +144,18 @@ def _locate_refusal(text: str) -> tuple[int, str] | None:
                 if key in top[1]:
                     return match.start(), here(key)
                 top[1].add(key)
-        elif token.lstrip("-") in ("Infinity", "NaN") or not math.isfinite(float(token)):
+        elif token.lstrip("-") in ("Infinity", "NaN"):
+            if not non_finite:
+                return match.start(), here()
+        elif not math.isfinite(float(token)):
             return match.start(), here()
     return None
 
 
-def _refusal(error: _StrictJSONError, text: str, where: Provenance) -> InputError:
-    located = _locate_refusal(text)
+def _refusal(
+    error: _StrictJSONError, text: str, where: Provenance, non_finite: bool = False
+) -> InputError:
+    located = _locate_refusal(text, non_finite)
     if located is None:
         return InputError(str(error), where)
     offset, at = located
@@ -151,13 +179,14 @@ def check_shape(data: bytes | str, where: Provenance) -> None:
         raise too_large(where, limits.JSON_VALUES, None, "the number of JSON values")
 
 
-def loads(text: str, where: Provenance) -> Any:
-    """Parse one JSON text; errors name ``where`` plus line/column inside the text."""
+def loads(text: str, where: Provenance, *, non_finite: bool = False) -> Any:
+    """Parse one JSON text; errors name ``where`` plus line/column inside the text.
+    ``non_finite``: NaN, Infinity and -Infinity are read as floats (Inspect AI logs)."""
     check_shape(text, where)
     try:
-        value, end = _DECODER.raw_decode(text, _skip_space(text, 0))
+        value, end = decoder(non_finite).raw_decode(text, _skip_space(text, 0))
     except _StrictJSONError as error:
-        raise _refusal(error, text, where) from None
+        raise _refusal(error, text, where, non_finite) from None
     except json.JSONDecodeError as error:
         raise InputError(
             f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})", where
@@ -326,8 +355,10 @@ def jsonl_chunks(
             yield JsonlChunk(first_line, lines, None, strict_lines(path, first_line, lines))
 
 
-def load_bytes(data: bytes, where: Provenance) -> Any:
-    """Parse one whole JSON text: orjson when certain, else the strict parser (located errors)."""
+def load_bytes(data: bytes, where: Provenance, *, non_finite: bool = False) -> Any:
+    """Parse one whole JSON text: orjson when certain, else the strict parser (located errors).
+    ``non_finite``: NaN, Infinity and -Infinity are read as floats (Inspect AI logs); orjson
+    refuses them, so a text that holds one is read by the strict parser that allows them."""
     if json_values_exceed(data, limits.JSON_VALUES.value()):
         raise too_large(where, limits.JSON_VALUES, None, "the number of JSON values")
     if orjson is not None:
@@ -342,7 +373,7 @@ def load_bytes(data: bytes, where: Provenance) -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", where) from None
-    return loads(text, where)
+    return loads(text, where, non_finite=non_finite)
 
 
 def read_bytes(path: str) -> bytes:

@@ -64,9 +64,12 @@ class Archive:
         self._zip.close()
         self._handle.close()
 
-    def json(self, name: str) -> Any:
-        """A member parsed as one JSON document (strictly; located errors)."""
-        return load_bytes(self.read(name), Provenance(self.path, pointer=name))
+    def json(self, name: str, *, non_finite: bool = False) -> Any:
+        """A member parsed as one JSON document (strictly; located errors). ``non_finite``:
+        NaN, Infinity and -Infinity are read as floats (Inspect AI writes them)."""
+        return load_bytes(
+            self.read(name), Provenance(self.path, pointer=name), non_finite=non_finite
+        )
 
     def stream(self, name: str) -> Member:
         """A member to read piece by piece (never held whole): unpacked as it is read, within

@@ -14,6 +14,9 @@ A ``.json`` log is one document with the same header fields and ``samples``.
 * Its value becomes a score as Inspect's ``value_to_float`` does (C → 1,
   P → 0.5, I → 0, N → 0, booleans, numbers, numeric strings, yes/no/true/false);
   the trial passes when the score reaches ``--pass-threshold`` (default 1).
+* Inspect writes a score it could not give as the JSON constant ``NaN`` (its "unscored"
+  marker, left out of its metrics), so its logs are parsed with NaN/Infinity allowed; a NaN
+  from the deciding scorer makes the trial ``skipped``, and a warning counts them.
 * A sample with an ``error`` is a trial with status ``error`` and its message.
 
 An ``.eval`` archive may come from anywhere (a fork's artifact): its members are read by
@@ -124,9 +127,9 @@ def started(path: str) -> datetime | None:
         with Archive(path) as archive:
             names = archive.names
             name = "header.json" if "header.json" in names else "_journal/start.json"
-            header = archive.json(name) if name in names else None
+            header = archive.json(name, non_finite=True) if name in names else None
     else:
-        stream = JsonStream(path, [("samples",)])
+        stream = JsonStream(path, [("samples",)], non_finite=True)
         for _ in stream.pieces():
             break  # the members before the samples are read
         header = stream.document
@@ -146,10 +149,10 @@ def _read_eval(path: str) -> tuple[Mapping[str, Any], _Samples]:
     with Archive(path) as archive:
         names = archive.names
         if "header.json" in names:
-            header = archive.json("header.json")
+            header = archive.json("header.json", non_finite=True)
         elif "_journal/start.json" in names:
             # A run that has not finished yet has only its start record.
-            header = archive.json("_journal/start.json")
+            header = archive.json("_journal/start.json", non_finite=True)
         else:
             raise InputError(
                 "not an Inspect .eval log",
@@ -166,7 +169,9 @@ def _read_eval(path: str) -> tuple[Mapping[str, Any], _Samples]:
             sources = [name for _, name in sorted(journal)]
         for source in sources:
             # Streamed: a run of 100,000 samples writes 60 MB of summaries.
-            stream = JsonStream(path, [()], handle=archive.stream(source), prefix=f"{source}#")
+            stream = JsonStream(
+                path, [()], handle=archive.stream(source), prefix=f"{source}#", non_finite=True
+            )
             samples.add_pieces(stream)
             if not stream.streamed:
                 raise InputError(
@@ -179,7 +184,7 @@ def _read_eval(path: str) -> tuple[Mapping[str, Any], _Samples]:
             for name in sorted(
                 n for n in names if n.startswith("samples/") and n.endswith(".json")
             ):
-                samples.add(archive.json(name), Provenance(path, pointer=name))
+                samples.add(archive.json(name, non_finite=True), Provenance(path, pointer=name))
     return header, samples
 
 
@@ -187,7 +192,7 @@ def _read_eval(path: str) -> tuple[Mapping[str, Any], _Samples]:
 
 
 def _read_json(path: str) -> tuple[Mapping[str, Any], _Samples]:
-    stream = JsonStream(path, [("samples",)])
+    stream = JsonStream(path, [("samples",)], non_finite=True)
     samples = _Samples()
     samples.add_pieces(stream)
     document = stream.document
@@ -356,7 +361,7 @@ def _trials(
     scorer = _choose_scorer(path, header, samples, options)
     threshold = 1.0 if options.pass_threshold is None else options.pass_threshold
     model = evaluation.get("model")
-    outside = 0
+    outside = unscored = 0
     for sample in samples.latest.values():
         metadata = sample.metadata
         if isinstance(model, str):
@@ -383,6 +388,23 @@ def _trials(
                 found=f"scores {available}" if available else "no scores",
             )
         raw, explanation = score
+        if type(raw) is float and math.isnan(raw):
+            # Inspect's "unscored" marker (Score.unscored(), a grader whose grade could not
+            # be parsed): it leaves the sample out of the scorer's metrics, so the trial is
+            # skipped, neither a pass nor a failure.
+            unscored += 1
+            yield Trial(
+                stimulus=sample.stimulus,
+                trial=sample.epoch - 1,
+                suite=suite,
+                status="skipped",
+                message=message_text(
+                    f"unscored by {scorer!r}" + (f": {explanation}" if explanation else "")
+                ),
+                metadata={**metadata, "scorer": scorer},
+                provenance=sample.where,
+            )
+            continue
         value = value_to_float(raw, sample.where, scorer)
         outside += not 0.0 <= value <= 1.0
         metadata.update(scorer=scorer, value=raw)
@@ -396,6 +418,12 @@ def _trials(
             message=None if passed else message_text(explanation),
             metadata=metadata,
             provenance=sample.where,
+        )
+    if unscored:
+        warn(
+            path,
+            f"{unscored} trial(s) are unscored by {scorer!r} (its value is NaN, Inspect's "
+            "mark for a score it could not give, left out of its metrics): counted as skipped",
         )
     if outside:
         warn(

@@ -37,7 +37,7 @@ import orjson
 from gate import limits
 from gate.errors import InputError, Provenance
 from gate.ingest import _json
-from gate.reading import json_values_exceed, open_input, read_block, too_large
+from gate.reading import json_depth_exceeds, json_values_exceed, open_input, read_block, too_large
 
 #: bytes read from the file at a time.
 BLOCK_BYTES = 4 * 1024 * 1024
@@ -167,6 +167,8 @@ class JsonStream:
     hold :data:`STREAMED`), and :attr:`streamed` the paths that were streamed.
     ``source`` names the document in errors and pointers (``run.eval`` plus ``prefix``
     ``summaries.json#`` for an archive member); ``handle`` is read instead of opening it.
+    ``non_finite``: NaN, Infinity and -Infinity are read as floats (Inspect AI logs only;
+    see :mod:`gate.ingest._json`).
     """
 
     def __init__(
@@ -176,10 +178,12 @@ class JsonStream:
         *,
         handle: Readable | None = None,
         prefix: str = "",
+        non_finite: bool = False,
     ) -> None:
         _ensure_tables()
         self.source = source
         self.prefix = prefix
+        self.non_finite = non_finite
         self.paths = [tuple(p) for p in paths]
         self.document: Any = None
         self.streamed: list[tuple[str, ...]] = []
@@ -374,7 +378,10 @@ class JsonStream:
             end = self._value_end(position, pointer)
         data = self._buffer[position:end]
         line, column = self._line_column(position)
-        return parse_strict(data, self.source, self.prefix, pointer, line, column), end
+        value = parse_strict(
+            data, self.source, self.prefix, pointer, line, column, non_finite=self.non_finite
+        )
+        return value, end
 
     def _value_end(self, position: int, pointer: str) -> int:
         """Where the value starting at ``position`` ends (exactly for valid JSON; the strict
@@ -441,7 +448,7 @@ class JsonStream:
             if self._signature is not None:
                 cut = self._buffer.rfind(self._signature, position, stop)
                 if cut > position:
-                    values = fast_elements(self._buffer[position:cut])
+                    values = fast_elements(self._buffer[position:cut], self.non_finite)
                     if values is not None:
                         return cut, values, False
             cut = -1
@@ -455,12 +462,12 @@ class JsonStream:
                     end = int(positions[ends[0]])
                     if chars[ends[0]] != 0x5D:  # a '}' closes the array: invalid; say so
                         return end, None, True
-                    return end, fast_elements(self._buffer[position:end]), True
+                    return end, fast_elements(self._buffer[position:end], self.non_finite), True
             if cut >= 0:
                 match = _SIGNATURE.match(self._buffer, cut)
                 if match is not None and match.end() <= stop:
                     self._signature = match.group()
-                return cut, fast_elements(self._buffer[position:cut]), False
+                return cut, fast_elements(self._buffer[position:cut], self.non_finite), False
             if self._eof and stop == len(self._buffer):
                 return stop, None, True  # the array never ends: the strict parser says where
             if want > limits.DOCUMENT_BYTES.value():
@@ -494,15 +501,23 @@ class JsonStream:
             position = self._skip_space(end + 1)
 
 
-def fast_elements(data: bytes) -> list[Any] | None:
+def fast_elements(data: bytes, non_finite: bool = False) -> list[Any] | None:
     """The elements of ``data`` (the inside of an array) parsed by orjson, when certain; None
-    when the strict parser must decide (a syntax error, a duplicate key, a doubt)."""
+    when the strict parser must decide (a syntax error, a duplicate key, a doubt).
+
+    ``non_finite`` (Inspect AI logs): a piece that orjson refuses and that holds a NaN or
+    Infinity constant is parsed whole by the strict decoder that allows them. The element by
+    element route would give the same values, but it finds each element's end by scanning the
+    rest of the buffer: megabytes per element, minutes for a log whose every sample has one.
+    """
     if json_values_exceed(data, limits.JSON_VALUES.value()):
         return None  # the strict parser says which element is too big
     raw = b"".join((b"[", data, b"]"))
     try:
         values = orjson.loads(raw)
     except orjson.JSONDecodeError:
+        if non_finite and (b"NaN" in data or b"Infinity" in data):
+            return _non_finite_elements(raw)
         return None
     if not _json._keys_unique(raw, values):
         return None
@@ -510,8 +525,29 @@ def fast_elements(data: bytes) -> list[Any] | None:
     return result
 
 
+def _non_finite_elements(raw: bytes) -> list[Any] | None:
+    """``raw`` (a whole array) parsed by the strict decoder that reads NaN and Infinity; None on
+    any refusal (a duplicate key, a syntax error, nesting past the limit), for the element by
+    element route to locate and word."""
+    if json_depth_exceeds(raw, limits.JSON_DEPTH.value()):
+        return None
+    try:
+        values = _json.decoder(non_finite=True).decode(raw.decode("utf-8"))
+    except (ValueError, RecursionError):  # _StrictJSONError and JSONDecodeError are ValueErrors
+        return None
+    result: list[Any] = values
+    return result
+
+
 def parse_strict(
-    data: bytes, source: str, prefix: str, pointer: str, line: int, column: int
+    data: bytes,
+    source: str,
+    prefix: str,
+    pointer: str,
+    line: int,
+    column: int,
+    *,
+    non_finite: bool = False,
 ) -> Any:
     """One JSON value parsed as :func:`gate.ingest._json.load_bytes` does, with errors placed in
     the whole document: ``pointer`` (the value's place) plus the pointer inside it, and the line
@@ -531,7 +567,7 @@ def parse_strict(
     except UnicodeDecodeError as error:
         at_line = line + data.count(b"\n", 0, error.start)
         raise InputError(f"not UTF-8 text ({error.reason}, line {at_line})", where) from None
-    return loads_at(text, where, line, column)
+    return loads_at(text, where, line, column, non_finite=non_finite)
 
 
 def _place(text: str, offset: int, line: int, column: int) -> str:
@@ -542,16 +578,18 @@ def _place(text: str, offset: int, line: int, column: int) -> str:
     return f"line {line}, column {column + offset}"
 
 
-def loads_at(text: str, where: Provenance, line: int = 1, column: int = 1) -> Any:
+def loads_at(
+    text: str, where: Provenance, line: int = 1, column: int = 1, *, non_finite: bool = False
+) -> Any:
     """:func:`gate.ingest._json.loads` for a value that starts at ``line``, ``column`` of a
     larger document at ``where.pointer``: errors name the pointer down to the field and the
     line and column in the document."""
     _json.check_shape(text, where)
     start = _json._skip_space(text, 0)
     try:
-        value, end = _json._DECODER.raw_decode(text, start)
+        value, end = _json.decoder(non_finite).raw_decode(text, start)
     except _json._StrictJSONError as error:
-        located = _json._locate_refusal(text)
+        located = _json._locate_refusal(text, non_finite)
         if located is None:
             raise InputError(str(error), where) from None
         offset, inner = located

@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import struct
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gate import limits
 from gate.errors import ConfigError, InputError, Provenance
 from gate.ingest import archive as archive_reader
+from gate.ingest import jsonstream
 from tests.ingest.conftest import FIXTURES, load_one
 
 INSPECT = FIXTURES / "inspect"
@@ -305,3 +308,107 @@ def test_a_fresh_log_from_inspect_ai(tmp_path: Path) -> None:
         loaded = load_one(log)
         assert loaded.outcomes() == MATCH
         assert loaded.counts() == (20, 12, 1, 0)
+
+
+# -- NaN: Inspect's mark for a score it could not give ---------------------------------------
+
+
+def _unscore(samples: list[dict[str, Any]], scorer: str, cases: set[tuple[Any, int]]) -> None:
+    """Give ``scorer`` the value NaN on the (id, epoch) ``cases``, as Score.unscored() does."""
+    for sample in samples:
+        if (sample["id"], sample["epoch"]) in cases:
+            sample["scores"][scorer]["value"] = math.nan
+            sample["scores"][scorer]["explanation"] = "Grade not found in model output"
+
+
+UNSCORED = {("flaky", 2), ("flaky", 4)}  # grade gave these P (half credit): now NaN
+
+
+def test_nan_scores_are_read_from_json_logs_and_skip_only_their_scorers_trials(
+    tmp_path: Path,
+) -> None:
+    document = json.loads((INSPECT / "mock_reliability.json").read_text())
+    _unscore(document["samples"], "grade", UNSCORED)
+    document["results"]["scores"][1]["metrics"]["mean"]["value"] = math.nan
+    document["results"]["scores"][2]["metrics"]["mean"]["value"] = math.inf
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(document, indent=2))  # json writes NaN/Infinity as Inspect does
+    assert "NaN" in path.read_text() and "Infinity" in path.read_text()
+    # The headline scorer 'match' has no NaN: its trials are as without them.
+    by_match = load_one(path)
+    assert by_match.outcomes() == MATCH
+    assert not any("unscored" in w for w in by_match.warnings)
+    # Decided by 'grade', the two NaN epochs of 'flaky' are skipped trials, not failures.
+    by_grade = load_one(path, scorer="grade")
+    assert by_grade.outcomes()["flaky"] == "PSPS"
+    assert by_grade.counts() == (20, 12, 1, 2)
+    flaky = by_grade.table.stimuli[("mock_reliability", "flaky")]
+    assert flaky.messages == ["unscored by 'grade': Grade not found in model output"] * 2
+    assert by_grade.warnings == [
+        f"{path}: 2 trial(s) are unscored by 'grade' (its value is NaN, Inspect's mark for a "
+        "score it could not give, left out of its metrics): counted as skipped"
+    ]
+
+
+def test_nan_scores_are_read_from_eval_archives(tmp_path: Path) -> None:
+    source = INSPECT / "mock_reliability-deflate.eval"
+    with zipfile.ZipFile(source) as archive:
+        summaries = json.loads(archive.read("summaries.json"))
+        header = json.loads(archive.read("header.json"))
+    _unscore(summaries, "grade", UNSCORED)
+    header["results"]["scores"][1]["metrics"]["mean"]["value"] = math.nan
+    path = tmp_path / "nan.eval"
+    _rezip(
+        source,
+        path,
+        {"summaries.json": json.dumps(summaries).encode(), "header.json": json.dumps(header)},
+    )
+    assert load_one(path).outcomes() == MATCH
+    by_grade = load_one(path, scorer="grade")
+    assert by_grade.outcomes()["flaky"] == "PSPS"
+    assert by_grade.counts() == (20, 12, 1, 2)
+    # A skipped trial keeps its place in the archive (trial 1 is epoch 2).
+    where = by_grade.table.stimuli[("mock_reliability", "flaky")].where[1]
+    at = next(i for i, s in enumerate(summaries) if (s["id"], s["epoch"]) == ("flaky", 2))
+    assert where is not None and where.pointer == f"summaries.json#/{at}"
+
+
+def test_pieces_with_nan_are_parsed_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every sample with a NaN: each piece goes to the decoder that reads NaN in one call, never
+    element by element (which scans the buffer for each element's end: 2,000 samples took 8 s,
+    50,000 over ten minutes)."""
+
+    def element_by_element(*args: Any) -> Any:
+        raise AssertionError("a piece with NaN was parsed element by element")
+
+    monkeypatch.setattr(jsonstream.JsonStream, "_strict_elements", element_by_element)
+    samples = [
+        {"id": i, "epoch": 1, "scores": {"judge": {"value": math.nan}, "match": {"value": "C"}}}
+        for i in range(3000)
+    ]
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps({"eval": {"task": "t"}, "samples": samples}, indent=2))
+    assert load_one(path, scorer="judge", format="inspect").counts() == (3000, 0, 0, 3000)
+    assert load_one(path, scorer="match", format="inspect").counts() == (3000, 3000, 0, 0)
+
+
+def test_other_non_finite_values_are_read_but_do_not_decide(tmp_path: Path) -> None:
+    document = json.loads((INSPECT / "mock_reliability.json").read_text())
+    document["samples"][0]["scores"]["confidence"]["value"] = -math.inf
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(document))
+    assert load_one(path).outcomes() == MATCH
+    with pytest.raises(InputError) as raised:
+        load_one(path, scorer="confidence")
+    assert str(raised.value) == (
+        f"{path} at /samples/0: scorer 'confidence' gave a non-finite value; found -inf"
+    )
+
+
+def test_nan_stays_refused_in_every_other_json_format(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    path.write_text('{"evalId": "e", "results": {"results": [{"score": NaN}]}}')
+    with pytest.raises(InputError, match=r"at /results/results/0/score: NaN is not valid JSON"):
+        load_one(path)

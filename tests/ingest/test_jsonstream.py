@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import random
 from pathlib import Path
 from typing import Any
@@ -152,3 +153,41 @@ def test_an_element_over_the_document_limit_is_refused(monkeypatch: pytest.Monke
     monkeypatch.setenv("EVAL_GATE_MAX_DOCUMENT_BYTES", "100000")
     with pytest.raises(InputError, match=r"at /0: one element of the array is over the"):
         _stream(b'[{"text": "' + b"x" * 300_000 + b'"}]', [()])
+
+
+def test_non_finite_constants_are_read_only_when_asked(tiny: random.Random) -> None:
+    """Inspect AI writes NaN, Infinity and -Infinity on purpose; its reader asks for them, and
+    every other reader stays strict (the NaN case of the test above)."""
+    document = b'{"h": -Infinity, "samples": [{"a": 1}, {"a": NaN, "b": [Infinity]}, {"a": 2}]}'
+    stream = JsonStream("f.json", [("samples",)], handle=io.BytesIO(document), non_finite=True)
+    values = [value for piece in stream.pieces() for value in piece.values]
+    assert values[0] == {"a": 1} and values[2] == {"a": 2}
+    assert math.isnan(values[1]["a"]) and values[1]["b"] == [math.inf]
+    assert stream.document == {"h": -math.inf, "samples": STREAMED}
+    # Only the three constants: a duplicate key, a number past the float range and a
+    # misspelt constant are refused as strictly, and located past the NaN before them.
+    refusals = {
+        b'[{"a":NaN},\n {"a":NaN,"a":2}]': "f.json at /1/a: duplicate key 'a' in one object "
+        "(line 2, column 11)",
+        b'[{"a":NaN},\n{"b": 1e400}]': "f.json at /1/b: the number 1e400 is too large (use a "
+        "finite number) (line 2, column 7)",
+        b'[{"a":nan}]': "f.json at /0: not valid JSON: Expecting value (line 1, column 7)",
+    }
+    for text, message in refusals.items():
+        with pytest.raises(InputError) as raised:
+            for _ in JsonStream("f.json", [()], handle=io.BytesIO(text), non_finite=True).pieces():
+                pass
+        assert str(raised.value) == message
+
+
+def test_a_piece_with_nan_is_parsed_whole_not_element_by_element() -> None:
+    # orjson refuses the piece; the decoder that reads NaN takes it in one call (the element
+    # by element route scans the rest of the buffer for each element's end).
+    data = b'{"a": NaN}, {"a": 1}'
+    values = jsonstream.fast_elements(data, non_finite=True)
+    assert values is not None and math.isnan(values[0]["a"]) and values[1] == {"a": 1}
+    assert jsonstream.fast_elements(data) is None  # strict readers: the strict parser words it
+    # A doubt still goes the located way: a repeated key, nesting past the limit.
+    assert jsonstream.fast_elements(b'{"a": NaN, "a": 1}', non_finite=True) is None
+    deep = b"[" * 300 + b"NaN" + b"]" * 300
+    assert jsonstream.fast_elements(deep, non_finite=True) is None
