@@ -77,22 +77,29 @@ def expand(patterns: Sequence[str]) -> list[str]:
     """Expand globs (``**`` too) and folders in order, each file once; no match is an error.
     A pattern that names an existing path is that path, whatever characters it holds.
 
-    Folders and ``**`` do not follow symbolic links to folders (:mod:`gate.reading`).
+    Folders and ``**`` do not follow symbolic links to folders (:mod:`gate.reading`). What
+    they find leaves out the manifests Inspect AI writes beside its logs (``eval-set.json``,
+    ``logs.json``, ``listing.json``: :func:`gate.ingest.detect.inspect_manifest`), silently:
+    they are part of a log folder, not results, and a name given alone is still read.
     """
+    from gate.ingest.detect import inspect_manifest
     from gate.reading import match_glob, walk_folder
 
     files: list[str] = []
     seen: set[str] = set()
     for pattern in patterns:
         # A name that exists is that file or folder, brackets and all ("results[gpt-4].jsonl").
+        named = False
         if glob.has_magic(pattern) and not os.path.lexists(pattern):
             matches = match_glob(pattern)
         elif os.path.isdir(pattern):
             matches = walk_folder(pattern, RESULT_SUFFIXES)
         else:
-            matches = [pattern]
+            matches, named = [pattern], True
         if not matches:
             raise InputError(f"{pattern}: no file matches this pattern")
+        if not named:
+            matches = [path for path in matches if inspect_manifest(path) is None]
         for path in matches:
             if not os.path.exists(path):
                 raise InputError(f"{path}: no such file")

@@ -131,6 +131,56 @@ def _json_document_format(keys: set[tuple[str, ...]]) -> str | None:
     return None
 
 
+#: what Inspect AI writes beside the logs of a log folder, by file name: ``inspect eval-set``'s
+#: ``eval-set.json`` (write_eval_set_info: the set's id and tasks), ``logs.json``
+#: (write_log_dir_manifest: each log's header, keyed by the log's file name) and
+#: ``listing.json`` (write_log_listing: each log's overview, keyed the same way).
+INSPECT_MANIFESTS = {
+    "eval-set.json": "the eval set's manifest (inspect eval-set)",
+    "logs.json": "the manifest of a log folder's headers (inspect eval-set)",
+    "listing.json": "the listing of a log folder (inspect eval-set, inspect view bundle)",
+}
+
+
+def _names_logs(keys: set[tuple[str, ...]], fields: set[str]) -> bool:
+    """Whether a JSON object maps Inspect log file names to objects with ``fields``: an empty
+    object is the manifest of an empty folder."""
+    logs = {key[0] for key in keys if len(key) == 1}
+    if not all(name.endswith((".eval", ".json")) for name in logs):
+        return False
+    return all({(name, field) for field in fields} <= keys for name in sorted(logs)[:1])
+
+
+def inspect_manifest(path: str) -> str | None:
+    """What Inspect manifest ``path`` is (told by its name AND its content), or None.
+
+    A folder of Inspect logs holds these beside the logs; they are no results. The content is
+    checked too, so that a results file of another tool that happens to be named
+    ``logs.json`` is still read. A file that cannot be read is no manifest here: reading it
+    says what is wrong.
+    """
+    name = os.path.basename(path)
+    what = INSPECT_MANIFESTS.get(name)
+    if what is None:
+        return None
+    try:
+        head = read_head(path, _SNIFF_BYTES).decode("utf-8", errors="replace")
+    except InputError:
+        return None
+    head = head.lstrip("\ufeff \t\r\n")
+    if not head.startswith("{"):
+        return None
+    keys = json_keys(head)
+    top = {key[0] for key in keys if len(key) == 1}
+    if name == "eval-set.json":
+        manifest = {"eval_set_id", "tasks"} <= top and "eval" not in top
+    elif name == "logs.json":
+        manifest = _names_logs(keys, {"eval"})
+    else:
+        manifest = _names_logs(keys, {"eval_id", "task"})
+    return what if manifest else None
+
+
 def _is_counts_row(record: dict[str, object]) -> bool:
     return {"stimulus", "n", "c"} <= record.keys() and "trial" not in record
 
@@ -208,6 +258,15 @@ def detect(path: str) -> str:
     raw = read_head(path, _SNIFF_BYTES)
     if raw.startswith(b"PK\x03\x04") or raw.startswith(b"PK\x05\x06"):
         return _detect_zip(path)
+    manifest = inspect_manifest(path)
+    if manifest is not None:
+        # Named on its own (a folder or glob leaves it out): say what it is.
+        raise InputError(
+            f"{manifest}, not a results file",
+            Provenance(path),
+            expected="the Inspect logs beside it (.eval or .json); a folder argument reads "
+            "them and leaves this file out",
+        )
     head = raw.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     name = os.path.basename(path).lower()
     if head.startswith("{"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import shutil
 import struct
 import subprocess
 import sys
@@ -412,3 +413,106 @@ def test_nan_stays_refused_in_every_other_json_format(tmp_path: Path) -> None:
     path.write_text('{"evalId": "e", "results": {"results": [{"score": NaN}]}}')
     with pytest.raises(InputError, match=r"at /results/results/0/score: NaN is not valid JSON"):
         load_one(path)
+
+
+# -- a folder written by inspect eval-set: manifests beside the logs --------------------------
+
+#: as inspect-ai 0.3.285's eval_set() wrote it (write_eval_set_info).
+EVAL_SET = {
+    "eval_set_id": "FUZYMGmp4GPdCxTZGBETCq",
+    "tasks": [
+        {
+            "name": "mock_reliability",
+            "task_id": "UzKaPgZKqxHdRnu45jdVxW",
+            "task_args": {},
+            "model": "mockllm/model",
+            "model_args": {"custom_outputs": None},
+            "sequence": 0,
+        }
+    ],
+}
+
+
+def _eval_set_folder(folder: Path) -> str:
+    """A log folder as ``inspect eval-set`` leaves it: one log and the three manifests."""
+    folder.mkdir()
+    name = "2026-11-23T15-22-12-00-00_mock-reliability_JNKbaq2Pz7gHdX498RHK3M.eval"
+    shutil.copy(INSPECT / "mock_reliability.eval", folder / name)
+    document = json.loads((INSPECT / "mock_reliability.json").read_text())
+    header = {key: value for key, value in document.items() if key != "samples"}
+    (folder / "eval-set.json").write_text(json.dumps(EVAL_SET, indent=2))
+    # write_log_dir_manifest: each log's header, keyed by its name in the folder.
+    (folder / "logs.json").write_text(json.dumps({name: header}, indent=2))
+    # write_log_listing (newer Inspect): each log's overview, keyed the same way.
+    overview = {
+        "eval_id": "BfrEFrLFtNbRjJwjgMXVjM",
+        "run_id": "jNrvq3YV3rswqYRMZJLuYx",
+        "task": "mock_reliability",
+        "task_id": "UzKaPgZKqxHdRnu45jdVxW",
+        "task_version": 0,
+        "version": 2,
+        "status": "success",
+        "model": "mockllm/model",
+        "started_at": "2026-11-23T15:22:12+00:00",
+        "completed_at": "2026-11-23T15:22:14+00:00",
+    }
+    (folder / "listing.json").write_text(json.dumps({name: overview}))
+    return name
+
+
+def test_a_folder_from_inspect_eval_set_reads_its_logs_and_leaves_the_manifests_out(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "logs"
+    name = _eval_set_folder(folder)
+    loaded = load_one(folder)
+    assert [x.path for x in loaded.inputs] == [str(folder / name)]
+    assert loaded.outcomes() == MATCH
+    assert not any("manifest" in w or "eval-set" in w for w in loaded.warnings)
+    # A glob too: the manifests are part of the folder, not results.
+    assert [x.path for x in load_one(folder / "*").inputs] == [str(folder / name)]
+    with pytest.raises(InputError, match=r"no trials found in .*\*\.json"):
+        load_one(folder / "*.json")
+
+
+@pytest.mark.parametrize(
+    ("manifest", "what"),
+    [
+        ("eval-set.json", "the eval set's manifest"),
+        ("logs.json", "the manifest of a log folder's headers"),
+        ("listing.json", "the listing of a log folder"),
+    ],
+)
+def test_a_manifest_named_alone_says_what_it_is(tmp_path: Path, manifest: str, what: str) -> None:
+    _eval_set_folder(tmp_path / "logs")
+    path = tmp_path / "logs" / manifest
+    with pytest.raises(InputError) as raised:
+        load_one(path)
+    assert str(raised.value).startswith(f"{path}: {what} (")
+    assert "a folder argument reads them and leaves this file out" in str(raised.value)
+    assert raised.value.exit_code == 2
+
+
+def test_a_results_file_named_like_a_manifest_is_still_read(tmp_path: Path) -> None:
+    """Told by name AND content: another tool's results named logs.json are results."""
+    folder = tmp_path / "results"
+    folder.mkdir()
+    native = {
+        "schema_version": "1.0",
+        "suite": "mine",
+        "stimuli": [{"id": "a", "trials": [{"passed": True}, {"passed": False}]}],
+    }
+    (folder / "logs.json").write_text(json.dumps(native))
+    (folder / "listing.json").write_text(
+        json.dumps([{"task_id": 0, "reward": 1.0, "trial": 0}])  # tau-bench
+    )
+    (folder / "eval-set.json").write_text(json.dumps({"eval_set_id": "x"}))  # no tasks: not one
+    with pytest.raises(InputError, match=r"eval-set\.json: cannot tell the format"):
+        load_one(folder)
+    (folder / "eval-set.json").unlink()
+    loaded = load_one(folder, suite="tau")
+    assert sorted((x.path, x.format) for x in loaded.inputs) == [
+        (str(folder / "listing.json"), "tau-bench"),
+        (str(folder / "logs.json"), "native"),
+    ]
+    assert loaded.outcomes() == {"a": "PF", "0": "P"}
