@@ -123,7 +123,11 @@ def ingest_options(func: F) -> F:
             help="Score-only formats (Inspect, tau-bench): pass when the score reaches this "
             "(0-1, or a percent).",
         ),
-        click.option("--scorer", help="Inspect AI: the scorer that decides a trial."),
+        click.option(
+            "--scorer",
+            help="Inspect AI: the scorer that decides a trial (NAME, or NAME.KEY for one key "
+            "of a scorer whose value is a dict).",
+        ),
         click.option(
             "--junit-flakefinder",
             is_flag=True,

@@ -10,7 +10,9 @@ A ``.json`` log is one document with the same header fields and ``samples``.
 
 * Each epoch of a sample is a trial: stimulus = sample id, trial = epoch - 1.
 * One scorer decides: ``--scorer NAME``, else Inspect's headline scorer (the
-  first scorer unless the task chose another); a warning names the others.
+  first scorer unless the task chose another); a warning names the others. A scorer whose
+  value is a dict (``{"accuracy": 1, "relevance": 0}``: Inspect reports one score per key)
+  decides by one key: ``--scorer NAME.KEY``, else the headline's key (else the first).
 * Its value becomes a score as Inspect's ``value_to_float`` does (C → 1,
   P → 0.5, I → 0, N → 0, booleans, numbers, numeric strings, yes/no/true/false);
   the trial passes when the score reaches ``--pass-threshold`` (default 1).
@@ -68,11 +70,14 @@ class _Sample(NamedTuple):
 
 class _Samples:
     """The samples of a log as they are read: checked, reduced, the last record of each
-    (id, epoch) kept (a re-run supersedes its attempt, as in Inspect), scorer names noted."""
+    (id, epoch) kept (a re-run supersedes its attempt, as in Inspect), scorer names noted,
+    and the keys of the scorers whose value is a dict."""
 
     def __init__(self) -> None:
         self.latest: dict[tuple[str, int], _Sample] = {}
         self.scorers: dict[str, None] = {}
+        #: dict-valued scorer → its keys, in order of appearance (dicts as ordered sets).
+        self.keys: dict[str, dict[str, None]] = {}
 
     def add(self, sample: Any, where: Provenance) -> None:
         # Parsed JSON objects are dicts: exact type tests, far cheaper than isinstance(Mapping).
@@ -91,7 +96,12 @@ class _Samples:
                 if name not in names:
                     names[name] = None
                 if type(score) is dict and "value" in score:
-                    reduced[name] = (score["value"], score.get("explanation"))
+                    value = score["value"]
+                    reduced[name] = (value, score.get("explanation"))
+                    if type(value) is dict:
+                        keys = self.keys.setdefault(name, {})
+                        if not keys.keys() >= value.keys():
+                            keys.update(dict.fromkeys(value))
                 else:
                     reduced[name] = None
         stimulus = str(sample_id)
@@ -236,11 +246,19 @@ def value_to_float(value: Any, where: Provenance, scorer: str) -> float:
                 found=repr(value),
             ) from None
     else:
+        if isinstance(value, dict) and value:
+            # A dict-valued scorer chosen by its name alone: say how to choose one key.
+            choices = " or ".join(f"--scorer {_label(scorer, key)}" for key in value)
+            expected = f"a single value: choose one of its scores with {choices}"
+        else:
+            expected = (
+                "a single value (C/I/P/N, boolean or number); choose a scorer "
+                "with a scalar value with --scorer"
+            )
         raise InputError(
             f"scorer {scorer!r} gave a {type(value).__name__} value",
             where,
-            expected="a single value (C/I/P/N, boolean or number); choose a scorer "
-            "with a scalar value with --scorer",
+            expected=expected,
             found=repr(value)[:80],
         )
     if not math.isfinite(number):
@@ -248,20 +266,42 @@ def value_to_float(value: Any, where: Provenance, scorer: str) -> float:
     return number
 
 
-def _named(entries: Any, where: Provenance) -> list[Any]:
-    """The names of a header's scorer list (entries without a name are not scorers)."""
+def _named(entries: Any, where: Provenance, field: str = "name") -> list[Any]:
+    """The scorer names of a header's list: each entry's ``field``, else its ``name``
+    (entries without one are not scorers)."""
     if entries is None:
         return []
     if not isinstance(entries, list):
         raise InputError("not an array of scorers", where, found=json_found(entries))
-    return [entry.get("name") for entry in entries if isinstance(entry, Mapping)]
+    return [
+        entry.get(field, entry.get("name")) for entry in entries if isinstance(entry, Mapping)
+    ]
+
+
+class _Choice(NamedTuple):
+    """What decides a trial: a scorer, and for a dict-valued one the key of its value."""
+
+    scorer: str
+    key: str | None
+
+    @property
+    def label(self) -> str:
+        return _label(self.scorer, self.key)
+
+
+def _label(scorer: str, key: str | None) -> str:
+    """How --scorer names a score: the scorer, or ``scorer.key`` for one key of a dict."""
+    return scorer if key is None else f"{scorer}.{key}"
 
 
 def _scorer_names(path: str, header: Mapping[str, Any], samples: _Samples) -> list[str]:
     names: list[Any] = []
     results = header.get("results")
     if isinstance(results, Mapping):
-        names += _named(results.get("scores"), Provenance(path, pointer="/results/scores"))
+        # An entry's "scorer" is the key of the samples' scores; its "name" is a key of the
+        # value for a dict-valued scorer (Inspect reports one score per key).
+        where = Provenance(path, pointer="/results/scores")
+        names += _named(results.get("scores"), where, field="scorer")
     evaluation = header.get("eval")
     if isinstance(evaluation, Mapping):
         names += _named(evaluation.get("scorers"), Provenance(path, pointer="/eval/scorers"))
@@ -273,31 +313,66 @@ def _scorer_names(path: str, header: Mapping[str, Any], samples: _Samples) -> li
 
 def _choose_scorer(
     path: str, header: Mapping[str, Any], samples: _Samples, options: IngestOptions
-) -> str:
+) -> _Choice:
     names = _scorer_names(path, header, samples)
+    keys = samples.keys
+    # What --scorer can name: each scorer, or each key of a dict-valued one.
+    choices = [
+        _Choice(name, key) for name in names for key in keys.get(name, [None])
+    ]
     if options.scorer is not None:
-        if options.scorer not in names:
-            raise InputError(
-                f"no scorer {options.scorer!r} in this log",
-                Provenance(path),
-                expected="one of " + (", ".join(map(repr, names)) or "(no scorer)"),
-            )
-        return options.scorer
+        return _given_choice(path, options.scorer, names, keys, choices)
     if not names:
         raise InputError("the log has no scores", Provenance(path), expected="a scored Inspect log")
+    # Inspect's headline: the one the task chose (results.headline), else the first score
+    # of results.scores, else the first scorer; for a dict-valued scorer, its key.
     results = header.get("results")
     headline = results.get("headline") if isinstance(results, Mapping) else None
-    chosen = names[0]
+    entries = results.get("scores") if isinstance(results, Mapping) else None
+    first = entries[0] if isinstance(entries, list) and entries else None
+    scorer, key = names[0], None
     if isinstance(headline, Mapping) and headline.get("scorer") in names:
-        chosen = headline["scorer"]
-    if len(names) > 1:
-        others = ", ".join(repr(n) for n in names if n != chosen)
+        scorer, key = headline["scorer"], headline.get("score")
+    elif isinstance(first, Mapping) and first.get("scorer") in names:
+        scorer, key = first["scorer"], first.get("name")
+    if scorer in keys:
+        key = key if key in keys[scorer] else next(iter(keys[scorer]))
+    chosen = _Choice(scorer, key if scorer in keys else None)
+    if len(choices) > 1:
+        others = ", ".join(repr(c.label) for c in choices if c != chosen)
+        what = f"{len(choices)} scorers"
+        if keys:
+            what = f"{len(choices)} scores (a dict-valued scorer gives one per key)"
         warn(
             path,
-            f"the log has {len(names)} scorers; trials are decided by {chosen!r} "
-            f"(Inspect's headline scorer), not {others}: choose with --scorer",
+            f"the log has {what}; trials are decided by {chosen.label!r} "
+            f"(Inspect's headline score), not {others}: choose with --scorer",
         )
     return chosen
+
+
+def _given_choice(
+    path: str,
+    given: str,
+    names: list[str],
+    keys: Mapping[str, Mapping[str, None]],
+    choices: list[_Choice],
+) -> _Choice:
+    """What ``--scorer given`` names: a scorer, else ``scorer.key`` of a dict-valued scorer
+    (the longest scorer name that prefixes it, since names and keys may hold dots)."""
+    if given in names:
+        return _Choice(given, None)  # a dict-valued one is refused at its first value
+    prefixes = [n for n in names if n in keys and given.startswith(n + ".")]
+    if prefixes:
+        scorer = max(prefixes, key=len)
+        key = given[len(scorer) + 1 :]
+        if key in keys[scorer]:
+            return _Choice(scorer, key)
+    raise InputError(
+        f"no scorer {given!r} in this log",
+        Provenance(path),
+        expected="one of " + (", ".join(repr(c.label) for c in choices) or "(no scorer)"),
+    )
 
 
 def _error_message(error: Any) -> str | None:
@@ -358,7 +433,8 @@ def _trials(
             found=f"status {status!r}" if status else None,
         )
     _report_incomplete(path, header, evaluation, len(samples.latest))
-    scorer = _choose_scorer(path, header, samples, options)
+    choice = _choose_scorer(path, header, samples, options)
+    scorer, key, label = choice.scorer, choice.key, choice.label
     threshold = 1.0 if options.pass_threshold is None else options.pass_threshold
     model = evaluation.get("model")
     outside = unscored = 0
@@ -388,6 +464,8 @@ def _trials(
                 found=f"scores {available}" if available else "no scores",
             )
         raw, explanation = score
+        if key is not None and not (type(raw) is float and math.isnan(raw)):
+            raw = _value_at(raw, scorer, key, sample.where)
         if type(raw) is float and math.isnan(raw):
             # Inspect's "unscored" marker (Score.unscored(), a grader whose grade could not
             # be parsed): it leaves the sample out of the scorer's metrics, so the trial is
@@ -399,15 +477,15 @@ def _trials(
                 suite=suite,
                 status="skipped",
                 message=message_text(
-                    f"unscored by {scorer!r}" + (f": {explanation}" if explanation else "")
+                    f"unscored by {label!r}" + (f": {explanation}" if explanation else "")
                 ),
-                metadata={**metadata, "scorer": scorer},
+                metadata={**metadata, "scorer": label},
                 provenance=sample.where,
             )
             continue
-        value = value_to_float(raw, sample.where, scorer)
+        value = value_to_float(raw, sample.where, label)
         outside += not 0.0 <= value <= 1.0
-        metadata.update(scorer=scorer, value=raw)
+        metadata.update(scorer=label, value=raw)
         passed = value >= threshold
         yield Trial(
             stimulus=sample.stimulus,
@@ -422,15 +500,34 @@ def _trials(
     if unscored:
         warn(
             path,
-            f"{unscored} trial(s) are unscored by {scorer!r} (its value is NaN, Inspect's "
+            f"{unscored} trial(s) are unscored by {label!r} (its value is NaN, Inspect's "
             "mark for a score it could not give, left out of its metrics): counted as skipped",
         )
     if outside:
         warn(
             path,
-            f"{outside} value(s) of scorer {scorer!r} lie outside [0, 1]; scores are clipped to "
+            f"{outside} value(s) of scorer {label!r} lie outside [0, 1]; scores are clipped to "
             "[0, 1] (pass/fail compares the raw value with --pass-threshold)",
         )
+
+
+def _value_at(value: Any, scorer: str, key: str, where: Provenance) -> Any:
+    """The ``key`` entry of a dict-valued scorer's value (a NaN entry is that key unscored)."""
+    if type(value) is not dict:
+        raise InputError(
+            f"scorer {scorer!r} gave a {type(value).__name__} value, not a dict of scores",
+            where,
+            expected=f"a dict with the key {key!r} (or choose with --scorer {scorer})",
+            found=repr(value)[:80],
+        )
+    if key not in value:
+        raise InputError(
+            f"scorer {scorer!r} gave no {key!r} score",
+            where,
+            expected=f"a dict with the key {key!r}",
+            found="keys " + (", ".join(map(repr, value)) or "(none)"),
+        )
+    return value[key]
 
 
 def _report_incomplete(

@@ -516,3 +516,99 @@ def test_a_results_file_named_like_a_manifest_is_still_read(tmp_path: Path) -> N
         (str(folder / "logs.json"), "native"),
     ]
     assert loaded.outcomes() == {"a": "PF", "0": "P"}
+
+
+# -- a dict-valued scorer: one score per key ----------------------------------------------------
+
+
+def _rubric_log(tmp_path: Path, headline: dict[str, str] | None = None) -> Path:
+    """The fixture with a first scorer 'rubric' whose value is a dict, written as Inspect writes
+    one: the samples' scores keyed 'rubric', results.scores one entry per key ('accuracy',
+    'relevance', each with scorer 'rubric'). accuracy is 1 where match gave C; relevance is 1
+    on odd epochs, 0 on even ones, and NaN (that key unscored) for 'easy' epoch 1."""
+    document = json.loads((INSPECT / "mock_reliability.json").read_text())
+    for sample in document["samples"]:
+        scores = sample.get("scores")
+        if not scores:
+            continue
+        relevance = float(sample["epoch"] % 2)
+        if (sample["id"], sample["epoch"]) == ("easy", 1):
+            relevance = math.nan
+        accuracy = 1.0 if scores["match"]["value"] == "C" else 0.0
+        rubric = {"value": {"accuracy": accuracy, "relevance": relevance}, "explanation": "r"}
+        sample["scores"] = {"rubric": rubric, **scores}
+    document["eval"]["scorers"].insert(0, {"name": "rubric", "options": {}, "metrics": {}})
+    per_key = [
+        {"name": key, "scorer": "rubric", "params": {}, "metrics": {}}
+        for key in ("accuracy", "relevance")
+    ]
+    document["results"]["scores"][:0] = per_key
+    del document["results"]["headline"]
+    if headline is not None:
+        document["results"]["headline"] = headline
+    path = tmp_path / "rubric.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+RELEVANCE = {"easy": "SFPF", "hard": "PFPF", "flaky": "PFPF", "3": "PFPF", "boom": "PEPF"}
+
+
+def test_a_dict_valued_scorer_decides_by_the_key_of_inspects_headline(tmp_path: Path) -> None:
+    # Inspect's headline is then the first score of results.scores: rubric's 'accuracy'.
+    path = _rubric_log(tmp_path)
+    loaded = load_one(path)
+    assert loaded.outcomes() == MATCH
+    assert loaded.warnings == [
+        f"{path}: the log has 5 scores (a dict-valued scorer gives one per key); trials are "
+        "decided by 'rubric.accuracy' (Inspect's headline score), not 'rubric.relevance', "
+        "'match', 'grade', 'confidence': choose with --scorer"
+    ]
+    easy = loaded.table.stimuli[("mock_reliability", "easy")]
+    assert easy.scores == [1.0, 1.0, 1.0, 1.0]
+    # A headline the task chose names the scorer and the key.
+    chosen = _rubric_log(tmp_path, {"scorer": "rubric", "score": "relevance", "metric": "mean"})
+    assert load_one(chosen).outcomes() == RELEVANCE
+
+
+def test_scorer_dot_key_chooses_one_score_of_a_dict_valued_scorer(tmp_path: Path) -> None:
+    path = _rubric_log(tmp_path)
+    loaded = load_one(path, scorer="rubric.relevance")
+    assert loaded.outcomes() == RELEVANCE
+    assert loaded.counts() == (20, 9, 1, 1)  # a NaN key is that trial unscored: skipped
+    assert loaded.table.stimuli[("mock_reliability", "easy")].messages[0] == (
+        "unscored by 'rubric.relevance': r"
+    )
+    assert any("1 trial(s) are unscored by 'rubric.relevance'" in w for w in loaded.warnings)
+    # The other scorers are chosen by name as before.
+    assert load_one(path, scorer="match").outcomes() == MATCH
+
+
+def test_a_dict_valued_scorer_named_alone_or_a_wrong_key_is_a_clear_error(
+    tmp_path: Path,
+) -> None:
+    path = _rubric_log(tmp_path)
+    with pytest.raises(InputError) as raised:
+        load_one(path, scorer="rubric")
+    assert str(raised.value) == (
+        f"{path} at /samples/0: scorer 'rubric' gave a dict value; expected a single value: "
+        "choose one of its scores with --scorer rubric.accuracy or --scorer rubric.relevance; "
+        "found {'accuracy': 1.0, 'relevance': 1.0}"
+    )
+    assert raised.value.exit_code == 2
+    with pytest.raises(InputError) as raised:
+        load_one(path, scorer="rubric.accuracy_")
+    assert str(raised.value) == (
+        f"{path}: no scorer 'rubric.accuracy_' in this log; expected one of 'rubric.accuracy', "
+        "'rubric.relevance', 'match', 'grade', 'confidence'"
+    )
+    # A sample whose dict lacks the chosen key names the keys it has.
+    document = json.loads(path.read_text())
+    del document["samples"][2]["scores"]["rubric"]["value"]["relevance"]
+    path.write_text(json.dumps(document))
+    with pytest.raises(InputError) as raised:
+        load_one(path, scorer="rubric.relevance")
+    assert str(raised.value) == (
+        f"{path} at /samples/2: scorer 'rubric' gave no 'relevance' score; expected a dict "
+        "with the key 'relevance'; found keys 'accuracy'"
+    )
