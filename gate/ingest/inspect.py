@@ -98,7 +98,7 @@ class _Samples:
                 if type(score) is dict and "value" in score:
                     value = score["value"]
                     reduced[name] = (value, score.get("explanation"))
-                    if type(value) is dict:
+                    if type(value) is dict and value:  # {} has no key to decide by
                         keys = self.keys.setdefault(name, {})
                         if not keys.keys() >= value.keys():
                             keys.update(dict.fromkeys(value))
