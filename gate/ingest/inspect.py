@@ -340,13 +340,14 @@ def _choose_scorer(
     chosen = _Choice(scorer, key if scorer in keys else None)
     if len(choices) > 1:
         others = ", ".join(repr(c.label) for c in choices if c != chosen)
-        what = f"{len(choices)} scorers"
+        what, headline = f"{len(choices)} scorers", "scorer"
         if keys:
             what = f"{len(choices)} scores (a dict-valued scorer gives one per key)"
+            headline = "score"
         warn(
             path,
             f"the log has {what}; trials are decided by {chosen.label!r} "
-            f"(Inspect's headline score), not {others}: choose with --scorer",
+            f"(Inspect's headline {headline}), not {others}: choose with --scorer",
         )
     return chosen
 
