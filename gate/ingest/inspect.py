@@ -20,6 +20,11 @@ A ``.json`` log is one document with the same header fields and ``samples``.
   marker, left out of its metrics), so its logs are parsed with NaN/Infinity allowed; a NaN
   from the deciding scorer makes the trial ``skipped``, and a warning counts them.
 * A sample with an ``error`` is a trial with status ``error`` and its message.
+* A sample invalidated after the run (``invalidation``, set by inspect_ai's
+  ``invalidate_samples``) is a ``skipped`` trial: Inspect re-runs such samples in
+  ``eval-set`` and ``eval-retry`` as it does errored ones, so its result is void; a warning
+  counts them. Summaries do not carry the field: when the header says ``invalidated``, the
+  samples of an ``.eval`` are read for it.
 
 An ``.eval`` archive may come from anywhere (a fork's artifact): its members are read by
 :class:`gate.ingest.archive.Archive`, within a budget of unpacked bytes.
@@ -66,6 +71,8 @@ class _Sample(NamedTuple):
     scores: dict[str, tuple[Any, Any] | None] | None
     metadata: dict[str, Any]
     where: Provenance
+    #: who invalidated the sample after the run, and why (None: it stands).
+    invalidation: str | None = None
 
 
 class _Samples:
@@ -106,6 +113,7 @@ class _Samples:
                     reduced[name] = None
         stimulus = str(sample_id)
         error = sample.get("error")
+        invalidation = sample.get("invalidation")
         self.latest[(stimulus, epoch)] = _Sample(
             stimulus,
             epoch,
@@ -113,7 +121,18 @@ class _Samples:
             reduced,
             _metadata(sample, where),
             where,
+            _invalidation_message(invalidation) if invalidation else None,
         )
+
+    def invalidate(self, sample: Any, where: Provenance) -> None:
+        """Note the ``invalidation`` of a full sample (an .eval's ``samples/*.json``) on the
+        record read from its summary, which lacks the field."""
+        _check_sample(sample, where)
+        invalidation = sample.get("invalidation")
+        key = (str(sample["id"]), sample["epoch"])
+        record = self.latest.get(key)
+        if invalidation and record is not None:
+            self.latest[key] = record._replace(invalidation=_invalidation_message(invalidation))
 
     def add_pieces(self, stream: JsonStream) -> None:
         for piece in stream.pieces():
@@ -189,12 +208,26 @@ def _read_eval(path: str) -> tuple[Mapping[str, Any], _Samples]:
                     Provenance(path, pointer=source),
                     found=json_type(stream.document),
                 )
+        full = sorted(n for n in names if n.startswith("samples/") and n.endswith(".json"))
         if not sources:
             # Old logs may lack summaries; the full samples carry the same fields.
-            for name in sorted(
-                n for n in names if n.startswith("samples/") and n.endswith(".json")
-            ):
+            for name in full:
                 samples.add(archive.json(name, non_finite=True), Provenance(path, pointer=name))
+        elif header.get("invalidated") is True:
+            # Summaries lack the samples' invalidation; only a log whose header says some
+            # were invalidated pays for reading the full samples (streamed: the transcript's
+            # messages and events are read piece by piece and dropped).
+            for name in full:
+                stream = JsonStream(
+                    path,
+                    [("messages",), ("events",)],
+                    handle=archive.stream(name),
+                    prefix=f"{name}#",
+                    non_finite=True,
+                )
+                for _ in stream.pieces():
+                    pass
+                samples.invalidate(stream.document, Provenance(path, pointer=name))
     return header, samples
 
 
@@ -382,6 +415,20 @@ def _error_message(error: Any) -> str | None:
     return message_text(str(error)) if error else None
 
 
+def _invalidation_message(invalidation: Any) -> str:
+    """``invalidated by AUTHOR on DATE: REASON`` from Inspect's provenance record."""
+    text = "invalidated"
+    if isinstance(invalidation, Mapping):
+        author, moment, reason = (invalidation.get(k) for k in ("author", "timestamp", "reason"))
+        if isinstance(author, str) and author:
+            text += f" by {author}"
+        if isinstance(moment, str) and moment:
+            text += f" on {moment[:10]}"
+        if isinstance(reason, str) and reason:
+            text += f": {reason}"
+    return message_text(text) or text
+
+
 def _metadata(sample: Mapping[str, Any], where: Provenance) -> dict[str, Any]:
     metadata: dict[str, Any] = {"epoch": sample.get("epoch")}
     total_time = sample.get("total_time")
@@ -438,11 +485,25 @@ def _trials(
     scorer, key, label = choice.scorer, choice.key, choice.label
     threshold = 1.0 if options.pass_threshold is None else options.pass_threshold
     model = evaluation.get("model")
-    outside = unscored = 0
+    outside = unscored = invalidated = 0
     for sample in samples.latest.values():
         metadata = sample.metadata
         if isinstance(model, str):
             metadata["model"] = model
+        if sample.invalidation is not None:
+            # Void, as Inspect treats it (eval-set and eval-retry run it again, as an errored
+            # sample): neither a pass nor a failure, and not an error of the agent's either.
+            invalidated += 1
+            yield Trial(
+                stimulus=sample.stimulus,
+                trial=sample.epoch - 1,
+                suite=suite,
+                status="skipped",
+                message=sample.invalidation,
+                metadata=metadata,
+                provenance=sample.where,
+            )
+            continue
         if sample.error is not None:
             yield Trial(
                 stimulus=sample.stimulus,
@@ -497,6 +558,13 @@ def _trials(
             message=None if passed else message_text(explanation),
             metadata=metadata,
             provenance=sample.where,
+        )
+    if invalidated:
+        warn(
+            path,
+            f"{invalidated} trial(s) were invalidated after the run (inspect_ai "
+            "invalidate_samples; Inspect runs them again in eval-set and eval-retry): "
+            "counted as skipped",
         )
     if unscored:
         warn(

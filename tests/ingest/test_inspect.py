@@ -612,3 +612,72 @@ def test_a_dict_valued_scorer_named_alone_or_a_wrong_key_is_a_clear_error(
         f"{path} at /samples/2: scorer 'rubric' gave no 'relevance' score; expected a dict "
         "with the key 'relevance'; found keys 'accuracy'"
     )
+
+
+# -- samples invalidated after the run -------------------------------------------------------
+
+#: as inspect_ai's invalidate_samples() records it (ProvenanceData).
+INVALIDATION = {
+    "timestamp": "2026-11-24T09:30:00+00:00",
+    "author": "alice",
+    "reason": "sandbox image was broken",
+    "metadata": {},
+}
+VOIDED = {("hard", 1), ("boom", 2)}  # a failed trial and an errored one
+WITHOUT_VOIDED = {**MATCH, "hard": "SFFF", "boom": "PSPP"}
+
+
+def test_invalidated_samples_of_a_json_log_are_skipped_and_counted(tmp_path: Path) -> None:
+    document = json.loads((INSPECT / "mock_reliability.json").read_text())
+    document["invalidated"] = True
+    for sample in document["samples"]:
+        if (sample["id"], sample["epoch"]) in VOIDED:
+            sample["invalidation"] = INVALIDATION
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(document))
+    loaded = load_one(path)
+    assert loaded.outcomes() == WITHOUT_VOIDED
+    assert loaded.counts() == (20, 12, 0, 2)  # the errored epoch is void too: no error left
+    hard = loaded.table.stimuli[("mock_reliability", "hard")]
+    assert hard.messages[0] == "invalidated by alice on 2026-11-24: sandbox image was broken"
+    assert (
+        f"{path}: 2 trial(s) were invalidated after the run (inspect_ai invalidate_samples; "
+        "Inspect runs them again in eval-set and eval-retry): counted as skipped"
+    ) in loaded.warnings
+
+
+def test_invalidated_samples_of_an_eval_archive_are_read_from_its_full_samples(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Summaries lack the field: the full samples are read, only when the header says so."""
+    source = INSPECT / "mock_reliability-deflate.eval"
+    with zipfile.ZipFile(source) as archive:
+        header = json.loads(archive.read("header.json"))
+        voided = {}
+        for sample_id, epoch in VOIDED:
+            name = f"samples/{sample_id}_epoch_{epoch}.json"
+            sample = json.loads(archive.read(name))
+            sample["invalidation"] = INVALIDATION
+            voided[name] = json.dumps(sample).encode()
+    streamed: list[str] = []
+    real_stream = archive_reader.Archive.stream
+
+    def spy(self: archive_reader.Archive, name: str) -> archive_reader.Member:
+        streamed.append(name)
+        return real_stream(self, name)
+
+    monkeypatch.setattr(archive_reader.Archive, "stream", spy)
+    # The header does not say so (as before invalidate_samples): the samples are not read.
+    unflagged = tmp_path / "unflagged.eval"
+    _rezip(source, unflagged, dict(voided))
+    assert load_one(unflagged).outcomes() == MATCH
+    assert streamed == ["summaries.json"]
+    streamed.clear()
+    header["invalidated"] = True
+    path = tmp_path / "invalidated.eval"
+    _rezip(source, path, {**voided, "header.json": json.dumps(header).encode()})
+    loaded = load_one(path)
+    assert loaded.outcomes() == WITHOUT_VOIDED
+    assert loaded.counts() == (20, 12, 0, 2)
+    assert len(streamed) == 21 and streamed[0] == "summaries.json"  # and the 20 samples
+    assert any("2 trial(s) were invalidated after the run" in w for w in loaded.warnings)
