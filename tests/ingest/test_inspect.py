@@ -602,6 +602,17 @@ def test_a_dict_valued_scorer_named_alone_or_a_wrong_key_is_a_clear_error(
         f"{path}: no scorer 'rubric.accuracy_' in this log; expected one of 'rubric.accuracy', "
         "'rubric.relevance', 'match', 'grade', 'confidence'"
     )
+    # An empty dict is no dict of scores to choose from: refused as any value that is no grade
+    # (here from the headline scorer, whose keys the default choice looks for).
+    document = json.loads((INSPECT / "mock_reliability.json").read_text())
+    document["samples"][0]["scores"]["match"]["value"] = {}
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps(document))
+    with pytest.raises(InputError) as raised:
+        load_one(empty)
+    assert str(raised.value).startswith(
+        f"{empty} at /samples/0: scorer 'match' gave a dict value; expected a single value "
+    )
     # A sample whose dict lacks the chosen key names the keys it has.
     document = json.loads(path.read_text())
     del document["samples"][2]["scores"]["rubric"]["value"]["relevance"]
