@@ -364,7 +364,11 @@ class _Parser:
                 and not (self._flaky or self._reruns)
             ):
                 cases.teardowns.append(number)
-        elif (skip := _not_run(attributes)) is not None and not (self._flaky or self._reruns):
+        elif (
+            ("status" in attributes or "result" in attributes)  # googletest's; no call for others
+            and (skip := _not_run(attributes)) is not None
+            and not (self._flaky or self._reruns)
+        ):
             # googletest says on the testcase itself, with no child, that it did not run.
             cases.kind.append(SKIPPED)
             cases.message.append(cases.message_id(skip))
