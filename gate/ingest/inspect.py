@@ -52,7 +52,7 @@ from gate.ingest.values import (
     warn,
 )
 from gate.reading import read_head
-from gate.trials import DEFAULT_SUITE, Trial
+from gate.trials import DEFAULT_SUITE, Status, Trial
 
 _JOURNAL_SUMMARY = re.compile(r"^_journal/summaries/(\d+)\.json$")
 
@@ -415,6 +415,21 @@ def _error_message(error: Any) -> str | None:
     return message_text(str(error)) if error else None
 
 
+def _undecided(
+    sample: _Sample, suite: str, status: Status, message: str | None, metadata: dict[str, Any]
+) -> Trial:
+    """A trial that no score decides (errored, invalidated or unscored), with why."""
+    return Trial(
+        stimulus=sample.stimulus,
+        trial=sample.epoch - 1,
+        suite=suite,
+        status=status,
+        message=message,
+        metadata=metadata,
+        provenance=sample.where,
+    )
+
+
 def _invalidation_message(invalidation: Any) -> str:
     """``invalidated by AUTHOR on DATE: REASON`` from Inspect's provenance record."""
     text = "invalidated"
@@ -494,26 +509,10 @@ def _trials(
             # Void, as Inspect treats it (eval-set and eval-retry run it again, as an errored
             # sample): neither a pass nor a failure, and not an error of the agent's either.
             invalidated += 1
-            yield Trial(
-                stimulus=sample.stimulus,
-                trial=sample.epoch - 1,
-                suite=suite,
-                status="skipped",
-                message=sample.invalidation,
-                metadata=metadata,
-                provenance=sample.where,
-            )
+            yield _undecided(sample, suite, "skipped", sample.invalidation, metadata)
             continue
         if sample.error is not None:
-            yield Trial(
-                stimulus=sample.stimulus,
-                trial=sample.epoch - 1,
-                suite=suite,
-                status="error",
-                message=sample.error,
-                metadata=metadata,
-                provenance=sample.where,
-            )
+            yield _undecided(sample, suite, "error", sample.error, metadata)
             continue
         scores = sample.scores
         score = scores.get(scorer) if scores is not None else None
@@ -533,16 +532,9 @@ def _trials(
             # be parsed): it leaves the sample out of the scorer's metrics, so the trial is
             # skipped, neither a pass nor a failure.
             unscored += 1
-            yield Trial(
-                stimulus=sample.stimulus,
-                trial=sample.epoch - 1,
-                suite=suite,
-                status="skipped",
-                message=message_text(
-                    f"unscored by {label!r}" + (f": {explanation}" if explanation else "")
-                ),
-                metadata={**metadata, "scorer": label},
-                provenance=sample.where,
+            unscored_by = f"unscored by {label!r}" + (f": {explanation}" if explanation else "")
+            yield _undecided(
+                sample, suite, "skipped", message_text(unscored_by), {**metadata, "scorer": label}
             )
             continue
         value = value_to_float(raw, sample.where, label)
