@@ -751,12 +751,16 @@ def _reruns(
 
 def _shown(names: list[str], stimulus: Any, which: Any) -> str:
     """The first few stimuli of the testcases in a mask, with their count ("" when none)."""
-    found = list(dict.fromkeys(names[s] for s in stimulus[which].tolist()))
-    count = len(found)
+    count, listed = _listed(names, stimulus, which)
     if not count:
         return ""
-    listed = ", ".join(found[:5]) + (" …" if count > 5 else "")
     return f"{count} {'stimulus' if count == 1 else 'stimuli'}: {listed}"
+
+
+def _listed(names: list[str], stimulus: Any, which: Any) -> tuple[int, str]:
+    """How many stimuli the testcases in a mask belong to, and the first five of them."""
+    found = list(dict.fromkeys(names[s] for s in stimulus[which].tolist()))
+    return len(found), ", ".join(found[:5]) + (" …" if len(found) > 5 else "")
 
 
 def _warn_reruns(
@@ -765,13 +769,11 @@ def _warn_reruns(
     """Say that pytest-rerunfailures re-ran tests until they passed, and what that means."""
     import numpy as np
 
-    rerun_stimuli = list(dict.fromkeys(names[s] for s in stimulus[rerun].tolist()))
     # The most copies of a re-run test, less one, is (at least) the number of reruns allowed.
     test = np.cumsum(np.concatenate(([True], ~same[:-1])))  # in sorted order, each copy's test
     copies = np.bincount(test)
     reruns = int(copies[test[rerun[order]]].max()) - 1
-    count = len(rerun_stimuli)
-    shown = ", ".join(rerun_stimuli[:5]) + (" …" if count > 5 else "")
+    count, shown = _listed(names, stimulus, rerun)
     warn(
         path,
         f"pytest-rerunfailures re-ran {count} failing {'stimulus' if count == 1 else 'stimuli'} "
