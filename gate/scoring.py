@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gate import metrics
-from gate.errors import ConfigError
+from gate.errors import ConfigError, Provenance
 from gate.metrics import Interval, IntervalMethod
 from gate.metrics.reliability import ReliabilityRow, reliability_rows
 from gate.table import StimulusTrials, TableSummary, TrialTable
@@ -257,6 +257,11 @@ class StimulusScore:
         """Why trials did not pass: the first few read (gate.table.MESSAGES_KEPT), and the
         first error's when none of those is one."""
         return self._record.trial_messages
+
+    @property
+    def first_failure_where(self) -> Provenance | None:
+        """Where its first failed or errored trial was read (``None`` for totals)."""
+        return self._record.first_failure_where
 
     @property
     def reading(self) -> str:

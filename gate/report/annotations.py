@@ -1,11 +1,10 @@
 """Annotation records (unescaped): failed gates as errors, undecided gates, failing and flaky
 stimuli as warnings (a failing stimulus a failed gate names, as an error). An annotation of a
-stimulus names the result file and line of its first kept message, where the format gives
-one, so the runner can show it at that line."""
+stimulus names the result file and line of its first kept message, or of its first failed
+trial when no message has one, where the format gives one, so the runner can show it there."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -14,7 +13,6 @@ from gate.report import wording
 if TYPE_CHECKING:
     from gate.pipeline import CheckOutcome
     from gate.scoring import StimulusScore
-    from gate.trials import TrialMessage
 
 
 @dataclass(frozen=True)
@@ -27,18 +25,20 @@ class Annotation:
     line: int | None = None
 
 
-def _placed(messages: Sequence[TrialMessage]) -> tuple[str | None, int | None]:
-    """The file and line of the first message that has a file (the line may be unknown)."""
-    for message in messages:
-        if message.where is not None and message.where.file:
-            return message.where.file, message.where.line
+def _placed(stimulus: StimulusScore) -> tuple[str | None, int | None]:
+    """The file and line of the first kept message that has a file, else of the first failed
+    or errored trial (a format may give no message; the line may be unknown)."""
+    places = [m.where for m in stimulus.messages]
+    for where in (*places, stimulus.first_failure_where):
+        if where is not None and where.file:
+            return where.file, where.line
     return None, None
 
 
 def _stimulus_annotation(
     level: Literal["error", "warning"], title: str, text: str, stimulus: StimulusScore
 ) -> Annotation:
-    file, line = _placed(stimulus.messages)
+    file, line = _placed(stimulus)
     return Annotation(level, title, text, file, line)
 
 

@@ -174,6 +174,19 @@ class StimulusTrials:
         return {t: unpack(p) for t, p in zip(indices, packed, strict=True)}
 
     @property
+    def first_failure_where(self) -> Provenance | None:
+        """Where the first trial in trial order that failed or errored was read (``None`` for
+        a counts row, a stimulus with no such trial, or a format that gives no place)."""
+        if self._crow >= 0:
+            return None
+        _, (codes, packed) = self._cells("code", "where")
+        for code, place in zip(codes, packed, strict=True):
+            if code in (FAIL, ERROR):
+                found: Provenance | None = self._table._packer.unpack(place)
+                return found
+        return None
+
+    @property
     def passed(self) -> list[bool]:
         return [code == PASS for code in self._cells("code")[1][0]]
 

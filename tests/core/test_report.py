@@ -377,6 +377,21 @@ def test_annotations_of_failing_stimuli_name_the_file_and_line(write_jsonl) -> N
     )
 
 
+def test_annotations_without_messages_point_at_the_first_failed_trial(write_jsonl) -> None:
+    """No trial has a message (JUnit's bare <failure/>, a bare native record): the annotation
+    still names the file and the line of the stimulus's first failed or errored trial."""
+    from gate.report.annotations import build_annotations
+
+    records = trials_of("steady", "PPP") + trials_of("broken", "EFF") + trials_of("wobbly", "PPFP")
+    path = write_jsonl(records)  # one record per line, from line 1
+    outcome = run_check(request_from_options([str(path)], config=None))
+    notes = [n for n in build_annotations(outcome) if "stimulus" in n.title]
+    assert [(n.title, n.file, n.line) for n in notes] == [
+        ("eval-gate: failing stimulus broken", str(path), 4),  # its trial 0, the error
+        ("eval-gate: flaky stimulus wobbly", str(path), 9),
+    ]
+
+
 def test_annotations_judge_a_stimulus_of_the_gates_own_suite_only(write_jsonl, tmp_path) -> None:
     """Suites a and b both hold a t1; a gate on suite a fails a's t1 (1/3). b's t1 (2/3) was
     also annotated as a stimulus that gate failed, both under the same bare name."""
