@@ -22,7 +22,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Final
 
 from gate import limits
 from gate.errors import InputError, Provenance
@@ -251,23 +251,34 @@ def iter_jsonl(path: str, offset: int = 0, first_line: int = 1) -> Iterator[tupl
             ) from None
 
 
+#: an escape that matters to the key count: an escaped backslash (skipped whole, so that its
+#: second backslash never starts an escape) or an escaped colon.
+_COLON_ESCAPE = re.compile(rb"\\\\|\\u003[aA]")
+
+
 def _keys_unique(raw: bytes, values: Any) -> bool:
     """True when parsing ``raw`` into ``values`` dropped no key given twice.
 
     A ':' outside a string always separates a key from its value, so ``raw``
-    holds one ':' per key written plus the ':' inside strings. Serialising what
-    was parsed gives one per key kept plus the same in-string ones (orjson
-    escapes no ':'), unless ``raw`` wrote a colon as the escape \\u003a, which
-    we refuse to judge. Equal counts therefore mean that no key was dropped:
-    an exact check at the cost of one serialisation, no tokenizer in Python.
+    holds one ':' per key written plus the colons inside strings, each written
+    as ':' or as the escape \\u003a. Serialising what was parsed gives one ':'
+    per key kept plus the same in-string colons (orjson escapes no ':'). Equal
+    counts therefore mean that no key was dropped: an exact check at the cost of
+    one serialisation, no tokenizer in Python. The escapes are counted only
+    when there may be one (JSON from Go escapes '<', '>' and '&' as \\u003c,
+    \\u003e, \\u0026); a match starts only at an escape's backslash, since an
+    escaped backslash is matched whole.
     """
-    if orjson is None or b"\\u003" in raw:
+    if orjson is None:
         return False
     try:
         count: int = orjson.dumps(values).count(b":")
     except (orjson.JSONEncodeError, TypeError):  # nested past orjson's 254 levels: in doubt
         return False
-    return raw.count(b":") == count
+    escaped = 0
+    if b"\\u003" in raw:
+        escaped = sum(len(m) == 6 for m in _COLON_ESCAPE.findall(raw))
+    return raw.count(b":") + escaped == count
 
 
 def fast_loads_lines(lines: Sequence[bytes], raw: bytes) -> list[Any] | None:
@@ -353,6 +364,34 @@ def jsonl_chunks(
             yield JsonlChunk(first_line, lines, records, ())
         else:
             yield JsonlChunk(first_line, lines, None, strict_lines(path, first_line, lines))
+
+
+#: what :func:`decode_whole` gives for a text the strict parser refuses
+REFUSED: Final = object()
+
+
+def decode_whole(raw: bytes, *, non_finite: bool = False) -> Any:
+    """``raw`` parsed as the strict parser parses it, in one call: by orjson when certain
+    (:func:`_keys_unique`), else by the strict decoder (a lone surrogate, NaN where
+    ``non_finite`` allows it, a key count in doubt); :data:`REFUSED` when that refuses it
+    too (a syntax error, a duplicate key, invalid UTF-8, nesting or values past the limits),
+    for a caller that locates and words the error its own way."""
+    if json_values_exceed(raw, limits.JSON_VALUES.value()):
+        return REFUSED
+    if orjson is not None:
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            if _keys_unique(raw, value):
+                return value
+    if json_depth_exceeds(raw, limits.JSON_DEPTH.value()):
+        return REFUSED
+    try:
+        return decoder(non_finite).decode(raw.decode("utf-8"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError, _StrictJSONError, JSONDecodeError
+        return REFUSED
 
 
 def load_bytes(data: bytes, where: Provenance, *, non_finite: bool = False) -> Any:

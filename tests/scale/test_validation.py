@@ -111,6 +111,44 @@ def test_colons_inside_strings_do_not_fool_the_key_count(text: str) -> None:
     assert _keys_unique(raw, json.loads(text))
 
 
+def _escaped(text: str, rng: random.Random) -> str:
+    """``text`` as a JSON string, some characters written as \\uXXXX escapes (a colon, a
+    backslash, a 'u' among them), as JSON from Go or a hostile writer may have them."""
+    out = []
+    for char in text:
+        if rng.random() < 0.4:
+            out.append(f"\\u{ord(char):04x}" if rng.random() < 0.5 else f"\\u{ord(char):04X}")
+        elif char in '"\\':
+            out.append("\\" + char)
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def test_the_key_count_is_exact_with_escaped_colons_and_backslashes() -> None:
+    """Colons written as \\u003a (in keys and values) keep the fast parser (it had refused
+    every text with one), and no spelling of a backslash or 'u' lets a repeated key through."""
+    rng = random.Random(20261126)
+    alphabet = ':\\u003aA"x'
+    kept = 0
+    for _ in range(3000):
+        pairs = []
+        for _ in range(rng.randint(1, 4)):
+            key = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+            value = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+            pairs.append((key, value))
+        repeated = len({k for k, _ in pairs}) < len(pairs)
+        text = "{" + ", ".join(f"{_escaped(k, rng)}: {_escaped(v, rng)}" for k, v in pairs) + "}"
+        raw = text.encode()
+        assert json.loads(text, object_pairs_hook=list) == pairs  # the escaping is right
+        unique = _keys_unique(raw, json.loads(text))
+        assert unique is not repeated, text
+        kept += unique and b"\\u003" in raw
+    assert kept > 1000  # texts with an escaped colon-like sequence do take the fast path
+    raw = b'{"a": "<b>\\u003c/b>", "k\\u003ay": 1}'  # Go's escaped '<', an escaped colon
+    assert fast_loads_lines([raw], raw) == [{"a": "<b></b>", "k:y": 1}]
+
+
 def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     keys = [k for k, _ in pairs]
     if len(set(keys)) != len(keys):
