@@ -37,7 +37,7 @@ import orjson
 from gate import limits
 from gate.errors import InputError, Provenance
 from gate.ingest import _json
-from gate.reading import json_depth_exceeds, json_values_exceed, open_input, read_block, too_large
+from gate.reading import json_values_exceed, open_input, read_block, too_large
 
 #: bytes read from the file at a time.
 BLOCK_BYTES = 4 * 1024 * 1024
@@ -502,41 +502,17 @@ class JsonStream:
 
 
 def fast_elements(data: bytes, non_finite: bool = False) -> list[Any] | None:
-    """The elements of ``data`` (the inside of an array) parsed by orjson, when certain; None
-    when the strict parser must decide (a syntax error, a duplicate key, a doubt).
+    """The elements of ``data`` (the inside of an array), parsed whole as the strict parser
+    parses them (:func:`gate.ingest._json.decode_whole`); None when it refuses them, for the
+    element by element route to locate and word the error.
 
-    ``non_finite`` (Inspect AI logs): a piece that orjson refuses and that holds a NaN or
-    Infinity constant is parsed whole by the strict decoder that allows them. The element by
-    element route would give the same values, but it finds each element's end by scanning the
-    rest of the buffer: megabytes per element, minutes for a log whose every sample has one.
+    A piece orjson cannot take (a lone surrogate, NaN in an Inspect AI log, a key count in
+    doubt) is thus still read in one call. The element by element route would give the same
+    values, but it finds each element's end by scanning the rest of the buffer: megabytes per
+    element, minutes for a file whose every element has one.
     """
-    if json_values_exceed(data, limits.JSON_VALUES.value()):
-        return None  # the strict parser says which element is too big
-    raw = b"".join((b"[", data, b"]"))
-    try:
-        values = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        if non_finite and (b"NaN" in data or b"Infinity" in data):
-            return _non_finite_elements(raw)
-        return None
-    if not _json._keys_unique(raw, values):
-        return None
-    result: list[Any] = values
-    return result
-
-
-def _non_finite_elements(raw: bytes) -> list[Any] | None:
-    """``raw`` (a whole array) parsed by the strict decoder that reads NaN and Infinity; None on
-    any refusal (a duplicate key, a syntax error, nesting past the limit), for the element by
-    element route to locate and word."""
-    if json_depth_exceeds(raw, limits.JSON_DEPTH.value()):
-        return None
-    try:
-        values = _json.decoder(non_finite=True).decode(raw.decode("utf-8"))
-    except (ValueError, RecursionError):  # _StrictJSONError and JSONDecodeError are ValueErrors
-        return None
-    result: list[Any] = values
-    return result
+    values = _json.decode_whole(b"".join((b"[", data, b"]")), non_finite=non_finite)
+    return None if values is _json.REFUSED else values
 
 
 def parse_strict(

@@ -281,16 +281,12 @@ class _Range(io.RawIOBase):
 
 
 def _parse(raw: bytes) -> Any:
-    """orjson's value of ``raw`` when certain (no key repeated), else :class:`_Fallback`."""
-    import orjson
+    """``raw`` parsed as the strict parser parses it, else :class:`_Fallback` (the strict
+    reader of the whole document words the error)."""
+    from gate.ingest._json import REFUSED, decode_whole
 
-    from gate.ingest._json import _keys_unique
-
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise _Fallback from None
-    if not _keys_unique(raw, value):
+    value = decode_whole(raw)
+    if value is REFUSED:
         raise _Fallback
     return value
 

@@ -180,6 +180,32 @@ def test_non_finite_constants_are_read_only_when_asked(tiny: random.Random) -> N
         assert str(raised.value) == message
 
 
+def test_pieces_orjson_refuses_are_parsed_whole_not_element_by_element(monkeypatch) -> None:
+    """A lone surrogate (a JavaScript string cut inside an emoji) or a doubt about the key
+    count in every element: each piece is read by the strict decoder in one call. Element by
+    element, each element's end was found by scanning the rest of the buffer: a 14 MB
+    tau-bench file like this took over 5 minutes."""
+    elements = [
+        {"task_id": i, "info": {"note": "cut \ud83d" if i % 2 else "<b>", "k:y": i}}
+        for i in range(400)
+    ]
+    document = json.dumps(elements).encode()  # ensure_ascii: the lone surrogate as \ud83d
+    document = document.replace(b'"k:y"', b'"k\\u003ay"')
+    assert b"\\ud83d" in document and b"\\u003a" in document
+
+    def no_element_route(*args: Any) -> Any:
+        raise AssertionError("read element by element")
+
+    monkeypatch.setattr(JsonStream, "_strict_elements", no_element_route)
+    _, read, _ = _stream(document, [()])
+    assert read == json.loads(document)
+    # A real refusal still goes the located way, which words it.
+    bad = document.replace(b'"task_id": 7,', b'"task_id": 7, "task_id": 8,')
+    monkeypatch.undo()
+    with pytest.raises(InputError, match=r"at /7/task_id: duplicate key 'task_id'"):
+        _stream(bad, [()])
+
+
 def test_a_piece_with_nan_is_parsed_whole_not_element_by_element() -> None:
     # orjson refuses the piece; the decoder that reads NaN takes it in one call (the element
     # by element route scans the rest of the buffer for each element's end).

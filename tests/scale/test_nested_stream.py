@@ -123,6 +123,30 @@ def test_streamed_documents_equal_the_strict_reading(
     assert score_table(fast) == score_table(slow)
 
 
+def test_lone_surrogates_and_escaped_colons_are_streamed_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """orjson refuses a lone surrogate, and a colon written as \\u003a once put the key count
+    in doubt: each sent the whole document to the strict reader (a tree of it in memory)."""
+    monkeypatch.setattr(native, "PIECE_BYTES", 2000)
+    document = random_document(random.Random(7), 25)
+    for stimulus in document["stimuli"]:
+        for trial in stimulus["trials"][::3]:
+            trial["message"] = "cut inside an emoji \ud83d"
+            trial["metadata"] = {"at": "12:30 <b>"}
+    text = json.dumps(document).replace("12:30", "12\\u003a30").replace("<", "\\u003c")
+    assert "\\ud83d" in text and "\\u003a" in text
+    path = tmp_path / "doc.json"
+    path.write_text(text, encoding="utf-8")
+    fallbacks = stream_only(monkeypatch)
+    fast, _ = load([str(path)])
+    assert fallbacks == []
+    slow = strict_table([path])
+    assert snapshot(fast) == snapshot(slow)
+    messages = [m for record in fast.stimuli.values() for m in record.messages]
+    assert "cut inside an emoji \ud83d" in messages
+
+
 def load(paths: list[str]) -> Any:
     """Read as native (detection reads only a file's head; these put the stimuli first)."""
     return load_any(paths, IngestOptions(format="native"))
