@@ -517,6 +517,21 @@ def _surrogates(folder: Path) -> Invocation:
     return invocation
 
 
+def _tau_bench_orjson_refuses(folder: Path) -> Invocation:
+    """200,000 tau-bench results: the first half with a key written with an escaped colon
+    (it put the duplicate-key count in doubt), the second with a lone surrogate (orjson
+    refuses it). Element by element, either took over 5 minutes."""
+    path = folder / "tau.json"
+    with path.open("w", encoding="ascii") as handle:
+        handle.write("[")
+        for i in range(200_000):
+            info = '{"at\\u003a": 1}' if i < 100_000 else '{"note": "cut \\ud83d"}'
+            comma = ", " if i else ""
+            handle.write(f'{comma}{{"task_id": {i % 1000}, "reward": 1.0, "info": {info}}}')
+        handle.write("]")
+    return cli(folder, str(path), "--format", "tau-bench")
+
+
 def _document(folder: Path, name: str, document: object, *args: str) -> Invocation:
     path = folder / name
     path.write_text(json.dumps(document))
@@ -776,6 +791,7 @@ def probes() -> list[Probe]:
         Probe("json-5000-digit-integer", _long_integer, 2, "5000 digits"),
         # -- values past the float range, wrong JSON types ----------------------------------------
         Probe("lone-surrogates", _surrogates, 1, "FAIL"),
+        Probe("tau-bench-200k-elements-orjson-refuses", _tau_bench_orjson_refuses, 0, "PASS"),
         Probe(
             "inspect-score-beyond-float",
             lambda f: _document(f, "i.json", _inspect_log(HUGE)),
