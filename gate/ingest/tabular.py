@@ -506,11 +506,14 @@ def _plain_cells(
     None for anything else (a row of another width, text the csv module refuses). Plain
     lines are split at the delimiter; anything else (quoted cells, which may hold
     delimiters and newlines; blank lines) by the csv module, leaving out blank lines as
-    the row reader does. A row of blank cells may be given: the caller's stimulus check
-    refuses it."""
+    the row reader does, and rows of blank cells. A row of quoted blank cells may be given:
+    the caller's stimulus check refuses it."""
     lines = text.count("\n") + (not text.endswith("\n"))
     numbers = list(range(first_line, first_line + lines))  # one record per line, mostly
-    if '"' not in text:
+    # A row of blank cells (a spreadsheet's export), which the row reader leaves out, has
+    # width - 1 delimiters in a row: such a block is read by the loop below that leaves it out.
+    maybe_blank_row = delimiter * (width - 1) in text
+    if '"' not in text and not maybe_blank_row:
         rows = text.replace("\r\n", "\n").split("\n")
         if rows[-1] == "":
             rows.pop()
@@ -519,9 +522,10 @@ def _plain_cells(
     try:
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
         parsed = list(reader)
-        if reader.line_num == lines and len(parsed) == lines and set(map(len, parsed)) == {width}:
+        whole = reader.line_num == lines and len(parsed) == lines
+        if whole and not maybe_blank_row and set(map(len, parsed)) == {width}:
             return numbers, list(itertools.chain.from_iterable(parsed))
-        # Cells over several lines, blank lines, rows of another width: row by row.
+        # Cells over several lines, blank lines or rows, rows of another width: row by row.
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
         parsed, numbers, end = [], [], 0
         for row in reader:

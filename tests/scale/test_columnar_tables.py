@@ -239,6 +239,7 @@ def test_csv_blocks_after_one_with_multiline_cells_stay_columnar(tmp_path: Path)
     rows = ["case,run,ok,why"] + [f"s{i % 50},{i // 50},yes," for i in range(200_000)]
     rows[3] = 's2,0,no,"first line\n\nthird line"'  # a quoted cell over three lines
     rows[5] = ""  # and a blank line: still read as columns, by the csv module's rows
+    rows[7] = rows[100_007] = ",,,"  # rows of blank cells (a spreadsheet's), left out too
     path = tmp_path / "r.csv"
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     options = IngestOptions(format="csv", column_map={"stimulus": "case", "trial": "run",
