@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from collections.abc import Iterable
 from typing import Any
@@ -52,6 +53,10 @@ def parse_bool(value: Any, where: Provenance, column: str) -> bool | None:
     )
 
 
+#: a number written with a decimal comma, as spreadsheets in many locales export it
+_DECIMAL_COMMA = re.compile(r"[-+]?[0-9]+,[0-9]+")
+
+
 def finite_number(value: Any, where: Provenance, field: str) -> float:
     """A finite number (a JSON number, or a numeric string from a CSV cell)."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
@@ -59,8 +64,10 @@ def finite_number(value: Any, where: Provenance, field: str) -> float:
     try:
         number = float(value)
     except ValueError:
+        comma = isinstance(value, str) and _DECIMAL_COMMA.fullmatch(value.strip()) is not None
+        expected = "a number with a decimal point (0.91, not 0,91)" if comma else "a number"
         raise InputError(
-            f"{field} is not a number", where, expected="a number", found=repr(value)
+            f"{field} is not a number", where, expected=expected, found=repr(value)
         ) from None
     except OverflowError:  # an integer past the float range: as infinite as 1e400
         number = math.inf

@@ -77,6 +77,12 @@ def test_tsv_and_status_verdicts(tmp_path: Path) -> None:
     [
         ("stimulus,passed\ns,maybe\n", {}, r"t\.csv:2: column 'passed' is not a boolean"),
         ("stimulus,score\ns,1.5\n", {}, r"t\.csv:2: column 'score' is out of range"),
+        (
+            "stimulus;passed;score\ns;yes;0,91\n",
+            {},
+            r"t\.csv:2: column 'score' is not a number; expected a number with a decimal point "
+            r"\(0\.91, not 0,91\); found '0,91'",
+        ),
         ("stimulus,passed\ns,true,extra\n", {}, r"t\.csv:2: row has the wrong number of cells"),
         ("case,passed\ns,true\n", {}, r"t\.csv:1: no stimulus column"),
         ("stimulus,note\ns,hi\n", {}, r"t\.csv:1: no outcome column"),
