@@ -5,7 +5,10 @@
 * tau2-bench writes ``{"info": {...}, "tasks": [...], "simulations": [...]}``
   with ``task_id``, ``trial``, ``reward_info.reward`` and ``termination_reason``
   per simulation; the directory format keeps the same facts in
-  ``simulation_index`` and the simulations in files beside it.
+  ``simulation_index`` and the simulations in files beside it. A simulation that
+  ended with ``infrastructure_error`` is skipped (tau2 leaves it out of its
+  metrics); every other one is judged by its reward, as tau2 judges it (see
+  :data:`TAU2_EXCLUDED_REASONS`).
 
 Rewards must be JSON numbers and trial indices JSON integers (``"1.0"`` is
 refused, not read as 1). Both count a trial as a success when
@@ -45,16 +48,21 @@ from gate.ingest.values import (
 )
 from gate.trials import DEFAULT_SUITE, TrialColumns
 
-#: tau-bench's own success tolerance (tau_bench/run.py, tau2 metrics): reward within 1e-6 of 1.
+#: tau-bench's own success tolerance (tau_bench/run.py; tau2's is_successful in
+#: src/tau2/metrics/agent_metrics.py): reward within 1e-6 of 1.
 SUCCESS_TOLERANCE = 1e-6
 
-#: tau2 termination reasons that are the harness's fault, not the agent's. tau2 itself
-#: leaves infrastructure errors and context-window overflows out of its metrics
-#: (NON_EVALUABLE_TERMINATION_REASONS); a user-simulator error or an unexpected
-#: exception did not test the agent either.
-TAU2_ERROR_REASONS = frozenset(
-    {"infrastructure_error", "context_window_exceeded", "user_error", "unexpected_error"}
-)
+#: tau2 termination reasons whose simulations tau2 leaves out of its metrics. Only one:
+#: ``get_metrics_df`` and ``compute_metrics`` (src/tau2/metrics/agent_metrics.py) drop
+#: ``TerminationReason.INFRASTRUCTURE_ERROR``, the placeholder ``run_with_retry``
+#: (src/tau2/runner/progress.py) writes, without a reward, when a simulation raised on every
+#: retry; a resumed run runs it again (src/tau2/runner/checkpoint.py). Read as skipped, as
+#: tau2 counts it: neither a pass nor a failure. Every other reason is judged by its reward,
+#: as tau2 judges it: ``evaluate_simulation`` (src/tau2/evaluator/evaluator.py) gives reward
+#: 0 to any reason but ``agent_stop`` and ``user_stop`` (max_steps, timeout, too_many_errors,
+#: agent_error, user_error, context_window_exceeded, unexpected_error), and tau2 counts those
+#: simulations as failures in pass^k.
+TAU2_EXCLUDED_REASONS = frozenset({"infrastructure_error"})
 
 
 def _passed(reward: float, options: IngestOptions) -> bool:
@@ -224,6 +232,17 @@ def tau2_message(reason: str | None, reward: float, reward_info: Any) -> str | N
     return message_text(text)
 
 
+def _excluded_message(reason: str, info: Any) -> str | None:
+    """Why a simulation tau2 leaves out of its metrics was skipped: its termination reason,
+    then the exception tau2 kept in the simulation's ``info`` (``error_type``, ``error``)."""
+    text = f"termination_reason {reason}"
+    if isinstance(info, Mapping):
+        error, kind = info.get("error"), info.get("error_type")
+        if isinstance(error, str) and error.strip():
+            text += ": " + (f"{kind}: " if isinstance(kind, str) and kind else "") + error
+    return message_text(text)
+
+
 def started_tau2(path: str) -> datetime | None:
     """When the tau2-bench run started (its ``timestamp``), read before the simulations."""
     stream = JsonStream(path, [("simulations",), ("simulation_index",)])
@@ -249,6 +268,7 @@ def _tau2_blocks(path: str, options: IngestOptions, rows: Rows) -> Iterator[Tria
     stream = JsonStream(path, [("simulations",), ("simulation_index",)])
     order = Appearance()
     outside = 0
+    excluded = 0
     per_task: Counter[str] = Counter()
     used: str | None = None
     # The suite is the domain, from "info", which tau2 writes before the simulations; trials
@@ -271,6 +291,7 @@ def _tau2_blocks(path: str, options: IngestOptions, rows: Rows) -> Iterator[Tria
         for position, simulation in enumerate(piece.values, piece.start):
             row = _tau2_row(simulation, path, piece.pointer, position, key, suite, order, options)
             outside += row[-1]
+            excluded += row[4] == "skipped"
             if suite is not None:
                 append(row[:-1])
             else:  # its message made now: the simulation is not kept until the suite is known
@@ -304,6 +325,13 @@ def _tau2_blocks(path: str, options: IngestOptions, rows: Rows) -> Iterator[Tria
         suite = _tau2_suite(document, options) or DEFAULT_SUITE
         yield _counted(waiting.columns(suite), per_task)
     _outside(path, outside)
+    if excluded:
+        warn(
+            path,
+            f"{excluded} simulation(s) ended with termination_reason infrastructure_error "
+            "(never evaluated: tau2 leaves them out of its metrics and runs them again when "
+            "the run is resumed): counted as skipped",
+        )
     info = document.get("info")
     planned = info.get("num_trials") if isinstance(info, Mapping) else None
     if isinstance(planned, int) and per_task:
@@ -370,9 +398,14 @@ def _tau2_row(
         raw_reward = reward_info.get("reward") if isinstance(reward_info, Mapping) else None
     else:
         raw_reward = simulation.get("reward")
-    if reason in TAU2_ERROR_REASONS or raw_reward is None:
+    if reason in TAU2_EXCLUDED_REASONS:
+        text = _excluded_message(reason, simulation.get("info"))
+        return (position, task_id, suite, trial, "skipped", None, None, text, duration, cost, 0)
+    if raw_reward is None:
+        # Nothing graded it: tau2 writes no reward only for its infrastructure-error
+        # placeholders, so this is a harness fault, not a failure of the agent.
         text = message_text(
-            f"termination_reason {reason}" + ("" if raw_reward is not None else " (no reward)")
+            "no reward" if reason is None else f"termination_reason {reason} (no reward)"
         )
         return (position, task_id, suite, trial, "error", None, None, text, duration, cost, 0)
     if type(raw_reward) is float and raw_reward - raw_reward == 0.0:

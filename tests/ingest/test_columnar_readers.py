@@ -26,7 +26,7 @@ import pytest
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, reader
 from gate.ingest import vally as vally_module
-from gate.ingest.tau import TAU2_ERROR_REASONS, tau2_message, tau_info_message
+from gate.ingest.tau import tau2_message, tau_info_message
 from gate.ingest.values import message_text
 from gate.table import TrialTable
 from gate.trials import Trial, TrialColumns
@@ -84,10 +84,18 @@ def tau2_reference(path: Path) -> Iterator[Trial]:
             for source, target in (("duration", "duration_s"), ("agent_cost", "cost_usd"))
             if _number(simulation.get(source))
         }
-        if reason in TAU2_ERROR_REASONS or raw is None:
-            text = f"termination_reason {reason}" + ("" if raw is not None else " (no reward)")
-            yield Trial(stimulus, index, suite, "error", message=message_text(text),
-                        metadata=metadata, provenance=where)  # fmt: skip
+        if reason == "infrastructure_error":  # left out of tau2's metrics
+            info = simulation.get("info") or {}
+            text = f"termination_reason {reason}"
+            if info.get("error"):
+                text += f": {info['error_type']}: {info['error']}"
+            yield Trial(stimulus, index, suite, "skipped", message=text, metadata=metadata,
+                        provenance=where)  # fmt: skip
+            continue
+        if raw is None:
+            text = "no reward" if reason is None else f"termination_reason {reason} (no reward)"
+            yield Trial(stimulus, index, suite, "error", message=text, metadata=metadata,
+                        provenance=where)  # fmt: skip
             continue
         reward = float(raw)
         passed = abs(reward - 1.0) <= 1e-6
@@ -363,9 +371,13 @@ def test_tau2_generated_files_give_the_per_trial_table(
     reference = list(tau2_reference(path))
     assert_same(new, one_by_one(iter(reference)))
     clipped = sum(t.score is not None and t.score != t.metadata.get("reward") for t in reference)
+    excluded = sum(t.status == "skipped" for t in reference)
     assert said == [
         f"{clipped} reward(s) outside [0, 1] were clipped to [0, 1] for the score "
-        "(pass or fail is decided on the reward as given)"
+        "(pass or fail is decided on the reward as given)",
+        f"{excluded} simulation(s) ended with termination_reason infrastructure_error (never "
+        "evaluated: tau2 leaves them out of its metrics and runs them again when the run is "
+        "resumed): counted as skipped",
     ]
     assert len(new) == 180 and new.suite_names() == ["retail"]
     assert new.usage_dropped > 0  # the negative durations and costs

@@ -105,7 +105,11 @@ def test_tau_bench_info_and_tau2_reward_info() -> None:
         "reward 0 (DB 0.0, COMMUNICATE 1.0): database state differs; termination_reason max_steps",
         Provenance(str(path), pointer="/simulations/4"),
     )
-    assert found[("2", 1)][:2] == ("error", "termination_reason infrastructure_error (no reward)")
+    assert found[("2", 1)][:2] == (
+        "skipped",
+        "termination_reason infrastructure_error: InternalServerError: "
+        "litellm.InternalServerError: AnthropicException - Overloaded",
+    )
 
 
 def test_tau_bench_failure_renders_its_reward_info(tmp_path: Path) -> None:

@@ -123,22 +123,169 @@ def test_tau2_simulations_map_termination_reasons() -> None:
     loaded = load_one(FIXTURES / "tau2" / "retail.results.json")
     assert [x.format for x in loaded.inputs] == ["tau2-bench"]
     assert loaded.table.suite_names() == ["retail"]
-    assert loaded.outcomes() == {"0": "PPP", "1": "PFP", "2": "FEF"}
-    assert loaded.counts() == (9, 5, 1, 0)
+    assert loaded.outcomes() == {"0": "PPP", "1": "PFP", "2": "FSF"}
+    assert loaded.counts() == (9, 5, 0, 1)
     record = loaded.table.stimuli[("retail", "2")]
-    # Every trial that did not pass says why, failures as well as the error.
+    # Every trial that did not pass says why: failures, and the skipped placeholder with the
+    # exception tau2 kept in its info.
     assert record.messages == [
         "reward 0 (DB 0.0, COMMUNICATE 1.0): database state differs",
-        "termination_reason infrastructure_error (no reward)",
+        "termination_reason infrastructure_error: InternalServerError: "
+        "litellm.InternalServerError: AnthropicException - Overloaded",
         "reward 0 (DB 0.0, COMMUNICATE 1.0): database state differs; "
         "termination_reason too_many_errors",
+    ]
+    assert loaded.warnings == [
+        f"{FIXTURES / 'tau2' / 'retail.results.json'}: 1 simulation(s) ended with "
+        "termination_reason infrastructure_error (never evaluated: tau2 leaves them out of its "
+        "metrics and runs them again when the run is resumed): counted as skipped"
+    ]
+
+
+def _tau2_results(simulations: list[dict[str, object]]) -> dict[str, object]:
+    """A tau2-bench Results document (src/tau2/data_model/simulation.py) around simulations."""
+    return {
+        "timestamp": "2026-08-04T10:00:00.000000",
+        "info": {"num_trials": 1, "environment_info": {"domain_name": "airline"}},
+        "tasks": [],
+        "simulations": simulations,
+    }
+
+
+def _evaluated(task_id: str, reason: str, reward: float) -> dict[str, object]:
+    """A simulation as tau2's run_simulation leaves it: evaluated, reward_info attached."""
+    note = {"note": f"Simulation terminated prematurely. Termination reason: {reason}"}
+    return {
+        "id": f"sim-{task_id}",
+        "task_id": task_id,
+        "trial": 0,
+        "duration": 31.0,
+        "termination_reason": reason,
+        "agent_cost": 0.02,
+        "reward_info": {
+            "reward": reward,
+            "reward_basis": None if reason not in ("agent_stop", "user_stop") else ["DB"],
+            "info": None if reason in ("agent_stop", "user_stop") else note,
+        },
+        "messages": [],
+        "seed": 300,
+    }
+
+
+#: tau2's evaluate_simulation (src/tau2/evaluator/evaluator.py) gives reward 0 to every reason
+#: but agent_stop and user_stop, and compute_metrics counts those simulations as failures.
+TAU2_PREMATURE_REASONS = [
+    "max_steps",
+    "timeout",
+    "too_many_errors",
+    "agent_error",
+    "user_error",
+    "context_window_exceeded",
+    "unexpected_error",
+]
+
+
+@pytest.mark.parametrize("reason", TAU2_PREMATURE_REASONS)
+def test_tau2_reasons_tau2_counts_as_failures_are_failed_trials(
+    reason: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(_tau2_results([_evaluated("5", reason, 0.0)])))
+    loaded = load_one(path)
+    assert loaded.outcomes() == {"5": "F"}
+    assert loaded.counts() == (1, 0, 0, 0)
+    assert loaded.table.stimuli[("airline", "5")].messages == [
+        f"reward 0; termination_reason {reason}"
     ]
     assert loaded.warnings == []
 
 
+@pytest.mark.parametrize("reason", ["agent_stop", "user_stop"])
+def test_tau2_reasons_that_end_a_conversation_are_judged_by_the_reward(
+    reason: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "results.json"
+    simulations = [_evaluated("5", reason, 1.0), {**_evaluated("6", reason, 0.0), "trial": 0}]
+    path.write_text(json.dumps(_tau2_results(simulations)))
+    loaded = load_one(path)
+    assert loaded.outcomes() == {"5": "P", "6": "F"}
+    assert loaded.table.stimuli[("airline", "6")].messages == ["reward 0"]
+
+
+def test_tau2_infrastructure_errors_are_skipped_whatever_their_reward(tmp_path: Path) -> None:
+    """tau2's metrics drop infrastructure_error before looking at the reward, so even one
+    written with a reward (by another writer) counts neither way."""
+    placeholder = {
+        "id": "sim-7",
+        "task_id": "7",
+        "trial": 0,
+        "duration": 0.0,
+        "termination_reason": "infrastructure_error",
+        "agent_cost": None,
+        "reward_info": None,
+        "messages": [],
+        "info": {"error": "worker died", "error_type": "WorkerFailure"},
+    }
+    rewarded = {**placeholder, "task_id": "8", "reward_info": {"reward": 1.0}, "info": None}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(_tau2_results([placeholder, rewarded])))
+    loaded = load_one(path)
+    assert loaded.outcomes() == {"7": "S", "8": "S"}
+    assert loaded.counts() == (2, 0, 0, 2)  # two trials read, both skipped
+    assert loaded.table.stimuli[("airline", "7")].messages == [
+        "termination_reason infrastructure_error: WorkerFailure: worker died"
+    ]
+    assert loaded.table.stimuli[("airline", "8")].messages == [
+        "termination_reason infrastructure_error"
+    ]
+    assert len(loaded.warnings) == 1 and "2 simulation(s)" in loaded.warnings[0]
+
+
+def test_tau2_a_simulation_without_a_reward_is_an_error(tmp_path: Path) -> None:
+    """Nothing graded it (tau2 writes no reward only for its infrastructure-error
+    placeholders): a harness fault, not a failure of the agent."""
+    ungraded = {**_evaluated("5", "user_stop", 1.0), "reward_info": None}
+    no_reason = {**ungraded, "task_id": "6", "termination_reason": None}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(_tau2_results([ungraded, no_reason])))
+    loaded = load_one(path)
+    assert loaded.outcomes() == {"5": "E", "6": "E"}
+    assert loaded.table.stimuli[("airline", "5")].messages == [
+        "termination_reason user_stop (no reward)"
+    ]
+    assert loaded.table.stimuli[("airline", "6")].messages == ["no reward"]
+
+
+def test_tau2_an_unknown_termination_reason_is_kept_short(tmp_path: Path) -> None:
+    """A reason tau2 never writes is judged by the reward like the others; quoted in a
+    message, it is cut to the trial-message limit (1,000 characters)."""
+    long = {**_evaluated("5", "x" * 5000, 0.0), "reward_info": None}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(_tau2_results([long])))
+    (message,) = load_one(path).table.stimuli[("airline", "5")].messages
+    assert message.startswith("termination_reason xxx") and len(message) <= 1000
+
+
+def test_tau2_excluded_simulations_count_in_the_check_as_tau2_counts_them(tmp_path: Path) -> None:
+    """End to end: two tasks, one with an infrastructure error among its trials. tau2's
+    compute_metrics leaves it out, so task 1's success rate is 1/1, not 1/2."""
+    simulations = [
+        {**_evaluated("1", "user_stop", 1.0), "trial": 0},
+        {**_evaluated("1", "infrastructure_error", 0.0), "trial": 1, "reward_info": None},
+        {**_evaluated("2", "user_stop", 1.0), "trial": 0},
+        {**_evaluated("2", "max_steps", 0.0), "trial": 1},
+    ]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(_tau2_results(simulations)))
+    outcome = run_check(CheckRequest(results=(str(path),), config=GateConfig(k=1)))
+    suite = outcome.suite
+    assert (suite.trials, suite.passes) == (3, 2)
+    assert suite.pass_hat_k == pytest.approx((1.0 + 0.5) / 2, abs=1e-12)
+
+
 def test_tau2_directory_format_reads_the_simulation_index() -> None:
     loaded = load_one(FIXTURES / "tau2" / "dir-format.results.json")
-    assert loaded.outcomes() == {"0": "PPP", "1": "PFP", "2": "FEF"}
+    assert loaded.outcomes() == {"0": "PPP", "1": "PFP", "2": "FSF"}
     where = loaded.table.stimuli[("retail", "1")].where[1]
     assert where is not None and where.pointer == "/simulation_index/4"
 
