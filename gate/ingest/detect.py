@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from gate.errors import InputError, Provenance
 from gate.reading import open_input, read_head
 
-_SNIFF_BYTES = 64 * 1024
+SNIFF_BYTES = 64 * 1024
 #: json_keys records no key deeper than this: 64 KiB of "[" must not build paths of 64K.
 _MAX_PATH = 8
 _DEEP: tuple[str, ...] = ("…",)
@@ -25,7 +25,7 @@ _JSONL_LINES = 50
 
 #: what ``detect`` can name, for the error when nothing fits.
 _KNOWN = (
-    "native eval-gate JSON/JSONL, Inspect AI .eval/.json log, promptfoo results.json, "
+    "native eval-gate JSON/JSONL, Inspect AI .eval/.json log, promptfoo results.json/.jsonl, "
     "JUnit XML, tau-bench/tau2-bench results, Vally results.jsonl, an eval-gate counts file, "
     "or a CSV with a header"
 )
@@ -164,7 +164,7 @@ def inspect_manifest(path: str) -> str | None:
     if what is None:
         return None
     try:
-        head = read_head(path, _SNIFF_BYTES).decode("utf-8", errors="replace")
+        head = read_head(path, SNIFF_BYTES).decode("utf-8", errors="replace")
     except InputError:
         return None
     head = head.lstrip("\ufeff \t\r\n")
@@ -179,6 +179,22 @@ def inspect_manifest(path: str) -> str | None:
     else:
         manifest = _names_logs(keys, {"eval_id", "task"})
     return what if manifest else None
+
+
+def promptfoo_result_line(line: str) -> bool:
+    """Whether a JSONL line (perhaps cut off by the sniff) is one promptfoo result, as
+    ``promptfoo eval -o results.jsonl`` writes one per line: an ``EvaluateResult`` (src/types),
+    with ``testIdx`` and ``testCase`` (a result whose transcript fills the sniff before them
+    still shows ``prompt.raw``, written near its start). A document's first line is not one: a
+    pretty-printed results.json starts with a lone ``{``, a minified one has ``evalId`` and
+    ``results`` at its top."""
+    if not line.lstrip().startswith("{"):
+        return False
+    keys = json_keys(line)
+    top = {key[0] for key in keys if len(key) == 1}
+    if top & {"evalId", "results"}:
+        return False
+    return {"testIdx", "testCase"} <= top or ("prompt", "raw") in keys
 
 
 def _is_counts_row(record: dict[str, object]) -> bool:
@@ -255,7 +271,7 @@ def _looks_like_csv(head: str, path: str) -> bool:
 
 def detect(path: str) -> str:
     """Return the format name of ``path``; raise :class:`InputError` when nothing fits."""
-    raw = read_head(path, _SNIFF_BYTES)
+    raw = read_head(path, SNIFF_BYTES)
     if raw.startswith(b"PK\x03\x04") or raw.startswith(b"PK\x05\x06"):
         return _detect_zip(path)
     manifest = inspect_manifest(path)
@@ -277,12 +293,16 @@ def detect(path: str) -> str:
             document = _json_document_format(json_keys(head))
             if document is not None:
                 return document
+        first_line = next((line for line in head.splitlines() if line.strip()), "")
+        # Before the generic JSONL rules: a promptfoo result line has neither a stimulus nor a
+        # type, and its first line may be longer than the sniff.
+        if promptfoo_result_line(first_line):
+            return "promptfoo"
         jsonl = _jsonl_format(records, head, name)
         if jsonl is not None:
             return jsonl
         # A first record that is not valid JSON: pick the reader by what the line holds,
         # so that it reports the parse error with its line and column.
-        first_line = next((line for line in head.splitlines() if line.strip()), "")
         if '"trial-result"' in first_line:
             return "vally"
         if '"stimulus"' in first_line:

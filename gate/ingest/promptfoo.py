@@ -1,4 +1,11 @@
-"""promptfoo ``results.json`` (``promptfoo eval -o results.json``, ``--repeat N``).
+"""promptfoo results: ``promptfoo eval -o results.json`` and ``-o results.jsonl``.
+
+The JSON file is one document whose ``results.results`` array holds the results. The JSONL
+file holds one result per line: promptfoo's evaluator streams each ``EvaluateResult`` as it
+completes (``Evaluator.persistEvalRow``, ``JsonlFileWriter`` in
+src/util/exportToFile/writeToFile.ts), in the order they finish, and recent versions rewrite
+the file from the eval's stored results when the run ends (``writeOutput`` in
+src/util/output.ts). Both hold the same result objects and are read by the same rules.
 
 promptfoo gives repeats no label: ``--repeat 3`` runs each test three times
 under three new ``testIdx`` values. A stimulus is therefore one group of
@@ -29,6 +36,8 @@ import orjson
 
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
+from gate.ingest._json import jsonl_chunks
+from gate.ingest.detect import SNIFF_BYTES, promptfoo_result_line
 from gate.ingest.duplicates import parse_time
 from gate.ingest.jsonstream import JsonStream
 from gate.ingest.values import (
@@ -40,6 +49,7 @@ from gate.ingest.values import (
     metadata_number,
     warn,
 )
+from gate.reading import read_head
 from gate.trials import DEFAULT_SUITE, GraderResult, Status, Trial
 
 _ERROR = 2  # promptfoo ResultFailureReason.ERROR
@@ -126,8 +136,11 @@ def _graders(result: Mapping[str, Any], where: Provenance) -> tuple[GraderResult
         seen[name] += 1
         if seen[name] > 1:
             name = f"{name}#{seen[name]}"
+        # Under the result's pointer in a JSON document, or after its line in JSONL.
         here = Provenance(
-            where.file, pointer=f"{where.pointer}/gradingResult/componentResults/{position}"
+            where.file,
+            where.line,
+            f"{where.pointer or ''}/gradingResult/componentResults/{position}",
         )
         score = component.get("score")
         graders.append(
@@ -214,7 +227,10 @@ def _entry(result: Mapping[str, Any], position: int, where: Provenance, provider
 
 def started(path: str) -> datetime | None:
     """When the eval ran: ``results.timestamp``, else the time in the ``evalId``
-    (``eval-XYZ-2026-11-23T02:06:16``), read before the results."""
+    (``eval-XYZ-2026-11-23T02:06:16``), read before the results. A JSONL file records neither
+    (its lines are results only): None."""
+    if holds_result_lines(path):
+        return None
     stream = JsonStream(path, RESULTS_PATHS)
     for _ in stream.pieces():
         break  # the members before the results are read
@@ -230,80 +246,122 @@ def started(path: str) -> datetime | None:
     return None
 
 
-def read(path: str, options: IngestOptions) -> Iterator[Record]:
-    """Read a promptfoo results.json, grouping unlabelled repeats into stimuli.
+def holds_result_lines(path: str) -> bool:
+    """Whether ``path`` is promptfoo's JSONL output (one result per line) rather than its JSON
+    document: told by the first line, as detection tells it."""
+    head = read_head(path, SNIFF_BYTES).decode("utf-8", errors="replace")
+    first_line = next((line for line in head.lstrip("\ufeff").splitlines() if line.strip()), "")
+    return promptfoo_result_line(first_line)
 
-    The results array is streamed (:mod:`gate.ingest.jsonstream`); each result is reduced to
-    its trial as it is read, since the grouping is known only at the end.
+
+class _Groups:
+    """The results of one file gathered into stimuli as they are read: one group per test
+    case (as canonical JSON), ``promptIdx`` and provider, each result reduced to its trial."""
+
+    def __init__(self) -> None:
+        self._groups: dict[tuple[bytes | str, bytes | str, str], _Group] = {}
+
+    def add(self, result: Any, position: int, where: Provenance) -> None:
+        """Add one result (``position``: its place in the file, the tie-break of the order)."""
+        if not isinstance(result, dict):
+            raise InputError("result is not an object", where, found=type(result).__name__)
+        test_case = result.get("testCase")
+        if not isinstance(test_case, dict):
+            raise InputError("result has no testCase", where, expected="an object")
+        provider = _provider(result)
+        key = (_canonical(test_case), _canonical(result.get("promptIdx")), provider)
+        group = self._groups.get(key)
+        if group is None:
+            prompt = result.get("prompt")
+            prompt_label = prompt.get("label") if isinstance(prompt, Mapping) else None
+            prompt_key = str(result.get("promptId") or prompt_label or result.get("promptIdx"))
+            group = self._groups[key] = _Group(
+                test_case, result.get("promptIdx"), provider, prompt_key, prompt_label
+            )
+        group.results.append(_entry(result, position, where, provider))
+
+    def trials(self, path: str, options: IngestOptions) -> Iterator[Trial]:
+        """Every group's results as trials, in ``testIdx`` order, with the warnings the whole
+        file gives (weighted assertions, groups of unequal size)."""
+        ordered = list(self._groups.values())
+        if any(_weighted(group.test_case) for group in ordered):
+            warn(
+                path,
+                "some assertions carry a weight: pass/fail is promptfoo's own verdict, but the "
+                "trial score is the unweighted mean of the assertion scores",
+            )
+        for group in ordered:
+            group.results.sort(key=lambda entry: (entry.order, entry.position))
+        suite = options.suite or DEFAULT_SUITE
+        names = _stimulus_names(ordered)
+        for name, group in zip(names, ordered, strict=True):
+            for index, entry in enumerate(group.results):
+                yield Trial(
+                    stimulus=name,
+                    trial=index,
+                    suite=suite,
+                    status=entry.status,
+                    passed=entry.passed,
+                    score=entry.score,
+                    graders=entry.graders,
+                    message=entry.message,
+                    metadata=entry.metadata,
+                    provenance=entry.where,
+                )
+        sizes = Counter(len(group.results) for group in ordered)
+        if len(sizes) > 1:
+            usual = sizes.most_common(1)[0][0]
+            odd = [
+                f"{name} ({len(group.results)})"
+                for name, group in zip(names, ordered, strict=True)
+                if len(group.results) != usual
+            ]
+            warn(
+                path,
+                f"repeat groups differ in size: most have {usual} results, but "
+                + ", ".join(odd[:5])
+                + (" …" if len(odd) > 5 else "")
+                + " (a repeat is missing, or two tests share the same test case)",
+            )
+
+
+#: bytes of JSONL lines parsed at a time (as Vally's reader: a chunk stays in the cache)
+CHUNK_BYTES = 64 * 1024
+
+
+def read(path: str, options: IngestOptions) -> Iterator[Record]:
+    """Read a promptfoo results.json or results.jsonl, grouping unlabelled repeats into
+    stimuli.
+
+    The results array of the JSON document is streamed (:mod:`gate.ingest.jsonstream`), the
+    JSONL file read a chunk of lines at a time; each result is reduced to its trial as it is
+    read, since the grouping is known only at the end.
     """
+    groups = _Groups()
+    if holds_result_lines(path):
+        for chunk in jsonl_chunks(path, CHUNK_BYTES):
+            numbered = (
+                chunk.strict
+                if chunk.records is None
+                else enumerate(chunk.records, chunk.first_line)
+            )
+            for line, result in numbered:
+                groups.add(result, line, Provenance(path, line))
+        yield from groups.trials(path, options)
+        return
     stream = JsonStream(path, RESULTS_PATHS)
-    groups: dict[tuple[bytes | str, bytes | str, str], _Group] = {}
     for piece in stream.pieces():
         for position, result in enumerate(piece.values, piece.start):
-            where = Provenance(path, None, f"{piece.pointer}/{position}")
-            if not isinstance(result, dict):
-                raise InputError("result is not an object", where, found=type(result).__name__)
-            test_case = result.get("testCase")
-            if not isinstance(test_case, dict):
-                raise InputError("result has no testCase", where, expected="an object")
-            provider = _provider(result)
-            key = (_canonical(test_case), _canonical(result.get("promptIdx")), provider)
-            group = groups.get(key)
-            if group is None:
-                prompt = result.get("prompt")
-                prompt_label = prompt.get("label") if isinstance(prompt, Mapping) else None
-                prompt_key = str(result.get("promptId") or prompt_label or result.get("promptIdx"))
-                group = groups[key] = _Group(
-                    test_case, result.get("promptIdx"), provider, prompt_key, prompt_label
-                )
-            group.results.append(_entry(result, position, where, provider))
+            groups.add(result, position, Provenance(path, None, f"{piece.pointer}/{position}"))
     if not stream.streamed:
         raise InputError(
             "not a promptfoo results file",
             Provenance(path, pointer=""),
             expected='an object with "results": {"results": [...]} '
-            "(promptfoo eval -o results.json)",
+            "(promptfoo eval -o results.json), or one result per line "
+            "(promptfoo eval -o results.jsonl)",
         )
-    ordered = list(groups.values())
-    if any(_weighted(group.test_case) for group in ordered):
-        warn(
-            path,
-            "some assertions carry a weight: pass/fail is promptfoo's own verdict, but the "
-            "trial score is the unweighted mean of the assertion scores",
-        )
-    for group in ordered:
-        group.results.sort(key=lambda entry: (entry.order, entry.position))
-    suite = options.suite or DEFAULT_SUITE
-    names = _stimulus_names(ordered)
-    for name, group in zip(names, ordered, strict=True):
-        for index, entry in enumerate(group.results):
-            yield Trial(
-                stimulus=name,
-                trial=index,
-                suite=suite,
-                status=entry.status,
-                passed=entry.passed,
-                score=entry.score,
-                graders=entry.graders,
-                message=entry.message,
-                metadata=entry.metadata,
-                provenance=entry.where,
-            )
-    sizes = Counter(len(group.results) for group in ordered)
-    if len(sizes) > 1:
-        usual = sizes.most_common(1)[0][0]
-        odd = [
-            f"{name} ({len(group.results)})"
-            for name, group in zip(names, ordered, strict=True)
-            if len(group.results) != usual
-        ]
-        warn(
-            path,
-            f"repeat groups differ in size: most have {usual} results, but "
-            + ", ".join(odd[:5])
-            + (" …" if len(odd) > 5 else "")
-            + " (a repeat is missing, or two tests share the same test case)",
-        )
+    yield from groups.trials(path, options)
 
 
 def _reason(result: Mapping[str, Any]) -> str | None:

@@ -554,6 +554,19 @@ def _promptfoo(result: dict[str, object]) -> dict[str, object]:
     return {"evalId": "e", "results": {"version": 3, "results": [{**base, **result}]}}
 
 
+def _promptfoo_line(result: dict[str, object]) -> list[dict[str, object]]:
+    """One line of promptfoo eval -o results.jsonl (an EvaluateResult)."""
+    base = {
+        "prompt": {"raw": "Answer: x"},
+        "testIdx": 0,
+        "promptIdx": 0,
+        "testCase": {"vars": {"q": "x"}},
+        "success": True,
+        "score": 1,
+    }
+    return [{**base, **result}]
+
+
 def _vally(record: dict[str, object]) -> list[dict[str, object]]:
     base = {
         "type": "trial-result",
@@ -851,6 +864,18 @@ def probes() -> list[Probe]:
             ),
             2,
             "componentResults",
+        ),
+        Probe(
+            "promptfoo-jsonl-latency-beyond-float",
+            lambda f: _lines(f, "p.jsonl", _promptfoo_line({"latencyMs": HUGE})),
+            2,
+            "p.jsonl:1: latencyMs",
+        ),
+        Probe(
+            "promptfoo-jsonl-success-a-string",
+            lambda f: _lines(f, "p.jsonl", _promptfoo_line({"success": "true"})),
+            2,
+            "p.jsonl:1: success is not a boolean",
         ),
         Probe(
             "vally-duration-beyond-float",

@@ -63,6 +63,36 @@ def test_minified_and_single_line_documents(tmp_path: Path) -> None:
     assert detect(str(native)) == "native"
 
 
+def test_promptfoo_jsonl_is_detected_whatever_its_name(tmp_path: Path) -> None:
+    """promptfoo eval -o results.jsonl: one result per line, told by testIdx and testCase, or
+    by prompt.raw when a long transcript pushes those past the 64 KiB looked at."""
+    results = json.loads((FIXTURES / "promptfoo" / "results.json").read_text())["results"]
+    lines = tmp_path / "out.dat"
+    lines.write_text("".join(json.dumps(result) + "\n" for result in results["results"]))
+    assert detect(str(lines)) == "promptfoo"
+    single = tmp_path / "single.json"  # one line, named like a document
+    single.write_text(json.dumps(results["results"][0]) + "\n")
+    assert detect(str(single)) == "promptfoo"
+    # As the evaluator streams it: provider, prompt, vars, response first; here the response
+    # fills the sniff, so testIdx and testCase lie beyond it.
+    streamed = {
+        "provider": {"id": "echo"},
+        "prompt": {"raw": "Answer: Paris", "label": "Answer: {{question}}"},
+        "vars": {"question": "Paris"},
+        "response": {"output": "x" * 100_000},
+        "success": True,
+        "testIdx": 0,
+        "testCase": {"vars": {"question": "Paris"}},
+    }
+    long = tmp_path / "long.dat"
+    long.write_text(json.dumps(streamed) + "\n" + json.dumps(streamed) + "\n")
+    assert detect(str(long)) == "promptfoo"
+    # Another tool's JSONL with a prompt of its own stays generic.
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"id": 1, "prompt": "hi", "passed": True}) + "\n")
+    assert detect(str(other)) == "jsonl"
+
+
 def test_counts_files_are_detected(tmp_path: Path) -> None:
     declaration = {"type": "suite", "schema_version": "1.0", "suite": "math"}
     row = {"suite": "math", "stimulus": "p-1", "n": 10, "c": 7}
