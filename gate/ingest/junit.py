@@ -29,6 +29,15 @@ recognised from how the usual plugins write them:
   rate then measures. (The same test in two different ``<testsuite>``
   elements, as in a merged report, is read as separate attempts, each with its
   own result.)
+* Gradle's test-retry plugin (``retry { maxRetries = N }``): with Gradle's default
+  ``reports.junitXml.mergeReruns = false``, Gradle's JUnitXmlResultWriter writes every
+  execution as its own ``<testcase>``, each with its own result, the retries after the
+  failures they follow: already read right, one trial each. A warning says they are
+  retries (retry until pass) when the ``<testsuite>`` is as Gradle writes it (pytest's
+  attributes, ``errors="0"``, a ``<properties>`` child and a ``<system-out>`` and a
+  ``<system-err>`` of its own) and its copies keep to how retries are written: every copy
+  but the last of its test failed. With ``mergeReruns = true`` Gradle writes Surefire's
+  children, below.
 * Maven Surefire: ``<flakyFailure>``/``<flakyError>`` children are failed
   attempts before the final pass; ``<rerunFailure>``/``<rerunError>`` are
   failed reruns after the first failure.
@@ -92,6 +101,20 @@ _PYTEST_SUITE = frozenset(
 # has what pytest never writes there (another attribute, a <system-out> or <system-err> of its
 # own as Gradle writes, gotestsum's go.version property).
 _HOST_AND_TIME, _NOT_PYTEST = 1, 2
+# What Gradle's JUnitXmlResultWriter always writes on a <testsuite>, as more bits: errors="0"
+# (it counts every failed test under failures), a <properties> child (empty or not), a
+# <system-out> and a <system-err> of the suite's own (unless the build turned those logs off);
+# and a bit for anything neither pytest nor Gradle writes there (another attribute, a
+# go.version property).
+_ERRORS_ZERO, _PROPERTIES, _SUITE_OUT, _SUITE_ERR, _FOREIGN = 4, 8, 16, 32, 64
+_WRITER = _HOST_AND_TIME | _NOT_PYTEST  # the bits that tell pytest's suites
+_GRADLE = _HOST_AND_TIME | _NOT_PYTEST | _ERRORS_ZERO | _PROPERTIES | _SUITE_OUT | _SUITE_ERR
+#: the children of a <testsuite> (not of a testcase) that mark its writer
+_SUITE_CHILD_MARKS = {
+    "properties": _PROPERTIES,
+    "system-out": _NOT_PYTEST | _SUITE_OUT,
+    "system-err": _NOT_PYTEST | _SUITE_ERR,
+}
 
 #: trials made at a time from the sorted attempts.
 _EMIT_BLOCK = 65536
@@ -262,11 +285,12 @@ class _Parser:
         if tag == "testcase":
             self._open_case(attributes, position)
             return
-        if self._suite_ids and (
-            (tag == "property" and attributes.get("name") == "go.version")
-            or (tag in ("system-out", "system-err") and self._steps[-1].startswith("testsuite["))
-        ):
-            self.suite_marks[self._suite_ids[-1]] |= _NOT_PYTEST
+        if self._suite_ids:
+            in_suite = self._steps[-1].startswith("testsuite[")
+            if tag == "property" and attributes.get("name") == "go.version":
+                self.suite_marks[self._suite_ids[-1]] |= _NOT_PYTEST | _FOREIGN
+            elif in_suite and tag in _SUITE_CHILD_MARKS:
+                self.suite_marks[self._suite_ids[-1]] |= _SUITE_CHILD_MARKS[tag]
         self._steps.append(f"{tag}[{position}]")
         self._children.append({})
         if tag == "testsuite":
@@ -274,7 +298,9 @@ class _Parser:
             self._suite_ids.append(self._suites)
             marks = _HOST_AND_TIME if "hostname" in attributes and "timestamp" in attributes else 0
             if not _PYTEST_SUITE.issuperset(attributes):
-                marks |= _NOT_PYTEST
+                marks |= _NOT_PYTEST | _FOREIGN
+            if attributes.get("errors") == "0":
+                marks |= _ERRORS_ZERO
             self.suite_marks.append(marks)
 
     def _open_case(self, attributes: dict[str, str], position: int) -> None:
@@ -541,6 +567,7 @@ def read(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
             & (suite[order[1:]] == suite[order[:-1]])
         )
     rerun = _reruns(path, parser.suite_marks, cases, names, stimulus, suite, order, same)
+    _warn_gradle_retries(path, parser.suite_marks, cases, names, stimulus, suite, order, same)
     # The trials of a stimulus: by repeat index, then in the order written (Surefire's
     # flaky attempts before the final one, its reruns after).
     yield from _trials(path, options, cases, names, stimulus, index, rerun, keep)
@@ -714,7 +741,7 @@ def _reruns(
     empty_before = earlier_copy & ~results
     if not empty_before.any():
         return empty_before
-    mark = np.frombuffer(marks, dtype=np.uint8)
+    mark = np.frombuffer(marks, dtype=np.uint8) & _WRITER
     broken = np.zeros(len(mark), dtype=bool)  # suites where a copy with a result has a successor
     broken[suite[earlier_copy & results]] = True
     pytest = mark == _HOST_AND_TIME
@@ -763,10 +790,37 @@ def _listed(names: list[str], stimulus: Any, which: Any) -> tuple[int, str]:
     return len(found), ", ".join(found[:5]) + (" …" if len(found) > 5 else "")
 
 
+class _RetryTool(NamedTuple):
+    """How to name a tool that runs a failed test again until it passes, in its warning."""
+
+    did: str  # "pytest-rerunfailures re-ran"
+    one: str  # "rerun"
+    many: str  # "reruns"
+    advice: str  # how to measure one attempt instead
+
+
+_RERUNFAILURES = _RetryTool(
+    "pytest-rerunfailures re-ran", "rerun", "reruns", "pytest-repeat --count N"
+)
+_GRADLE_RETRY = _RetryTool(
+    "Gradle's test-retry plugin retried",
+    "retry",
+    "retries",
+    "JUnit 5 @RepeatedTest, TestNG invocationCount",
+)
+
+
 def _warn_reruns(
-    path: str, names: list[str], stimulus: Any, rerun: Any, order: Any, same: Any
+    path: str,
+    names: list[str],
+    stimulus: Any,
+    rerun: Any,
+    order: Any,
+    same: Any,
+    tool: _RetryTool = _RERUNFAILURES,
 ) -> None:
-    """Say that pytest-rerunfailures re-ran tests until they passed, and what that means."""
+    """Say that ``tool`` ran failing tests again until they passed (``rerun``: the attempts
+    that were run again), and what that means for their pass rates."""
     import numpy as np
 
     # The most copies of a re-run test, less one, is (at least) the number of reruns allowed.
@@ -776,13 +830,50 @@ def _warn_reruns(
     count, shown = _listed(names, stimulus, rerun)
     warn(
         path,
-        f"pytest-rerunfailures re-ran {count} failing {'stimulus' if count == 1 else 'stimuli'} "
-        f"(up to {reruns} rerun{'' if reruns == 1 else 's'}): {shown}. Reruns stop at the first "
+        f"{tool.did} {count} failing {'stimulus' if count == 1 else 'stimuli'} "
+        f"(up to {reruns} {tool.one if reruns == 1 else tool.many}): {shown}. "
+        f"{tool.many.capitalize()} stop at the first "
         "pass (retry until pass), so these attempts are no fixed number of independent trials: "
         "the pass rate of these stimuli leans high, and a run that passed in the end shows the "
         f"probability of passing within {reruns + 1} attempts, not in one. To measure one "
-        "attempt, repeat the tests a fixed number of times (pytest-repeat --count N)",
+        f"attempt, repeat the tests a fixed number of times ({tool.advice})",
     )
+
+
+def _warn_gradle_retries(
+    path: str,
+    marks: bytearray,
+    cases: _Cases,
+    names: list[str],
+    stimulus: Any,
+    suite: Any,
+    order: Any,
+    same: Any,
+) -> None:
+    """Say that Gradle's test-retry plugin retried failing tests until they passed.
+
+    Gradle (``mergeReruns = false``, its default) writes each execution as a <testcase> with
+    its own result, a retry after the failure it follows, and no mark of the plugin: the
+    trials are read right as they are, but their pass rates lean high as with any retry until
+    pass. The copies of a <testsuite> are taken for retries only when the <testsuite> is as
+    Gradle writes it (:data:`_GRADLE`, nothing foreign) and every copy but the last of its
+    test failed: a copy that passed or was skipped and is followed by another is no retry
+    (the plugin retries failures only), as in repeats that pass more than once.
+    """
+    import numpy as np
+
+    earlier_copy = np.zeros(len(cases), dtype=bool)
+    earlier_copy[order] = same  # a later copy of the same test follows in the same suite
+    if not earlier_copy.any():
+        return
+    mark = np.frombuffer(marks, dtype=np.uint8)
+    gradle = (mark & (_GRADLE | _FOREIGN)) == _GRADLE
+    kind = np.frombuffer(cases.kind, dtype=np.int8)
+    broken = np.zeros(len(mark), dtype=bool)
+    broken[suite[earlier_copy & (kind != FAILURE)]] = True
+    retried = earlier_copy & (gradle & ~broken)[suite]
+    if retried.any():
+        _warn_reruns(path, names, stimulus, retried, order, same, _GRADLE_RETRY)
 
 
 def _hint_flakefinder(path: str, runs: dict[tuple[str, str], int]) -> None:

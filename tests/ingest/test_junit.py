@@ -517,3 +517,94 @@ def test_googletest_disabled_and_skipped_tests_are_skipped_trials(tmp_path: Path
         'status="run", result="skipped"',
     ]
     assert block.lines == [4, 5, 9, 10]
+
+
+# -- Gradle's test-retry plugin -----------------------------------------------------------------
+
+GRADLE_RETRY = JUNIT / "gradle-retry.xml"
+GRADLE_CLASS = "com.example.agent.CheckoutAgentTest"
+#: gradle-retry.xml's tests: each execution is a trial with the result Gradle wrote for it.
+GRADLE_OUTCOMES = {"refundsOrder()": "FFP", "greetsCustomer()": "P", "cancelsSubscription()": "FP"}
+
+
+def _by_method(outcomes: dict[str, str]) -> dict[str, str]:
+    return {stimulus.rpartition("::")[2]: letters for stimulus, letters in outcomes.items()}
+
+
+def test_gradle_retries_are_read_as_written_and_named_as_retry_until_pass() -> None:
+    """gradle-retry.xml: as Gradle's JUnitXmlResultWriter writes retries with mergeReruns off
+    (each execution its own testcase, each with its result, retries after the failures)."""
+    loaded = load_one(GRADLE_RETRY)
+    assert _by_method(loaded.outcomes()) == GRADLE_OUTCOMES
+    assert loaded.counts() == (6, 3, 0, 0)
+    (warning,) = loaded.warnings
+    assert (
+        f"Gradle's test-retry plugin retried 2 failing stimuli (up to 2 retries): "
+        f"{GRADLE_CLASS}::refundsOrder(), {GRADLE_CLASS}::cancelsSubscription(). Retries stop "
+        "at the first pass (retry until pass)" in warning
+    )
+    assert "passing within 3 attempts, not in one" in warning
+    assert "(JUnit 5 @RepeatedTest, TestNG invocationCount)" in warning
+
+
+def _gradle_variant(tmp_path: Path, old: str, new: str) -> Path:
+    path = tmp_path / "TEST-com.example.agent.CheckoutAgentTest.xml"
+    text = GRADLE_RETRY.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def test_gradle_copies_after_a_pass_are_repeats_not_retries(tmp_path: Path) -> None:
+    """The plugin retries failures only: a copy that passed and is followed by another (a
+    test repeated under one name, as TestNG invocationCount writes it) is no retry."""
+    passed_first = (
+        '<testcase name="greetsCustomer()" classname="com.example.agent.CheckoutAgentTest" '
+        'time="0.311"/>'
+    )
+    path = _gradle_variant(tmp_path, passed_first, passed_first * 2)
+    loaded = load_one(path)
+    assert _by_method(loaded.outcomes()) == {**GRADLE_OUTCOMES, "greetsCustomer()": "PP"}
+    assert loaded.warnings == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # the build turned the output logs off: nothing left tells Gradle's report
+        ("  <system-out><![CDATA[]]></system-out>\n  <system-err><![CDATA[]]></system-err>\n", ""),
+        ('errors="0"', 'errors="1"'),  # Gradle writes errors="0" whatever happened
+        ('hostname="ci-runner-7"', 'hostname="ci-runner-7" package="com.example"'),  # Ant's
+    ],
+)
+def test_only_a_suite_as_gradle_writes_it_is_read_for_retries(
+    tmp_path: Path, old: str, new: str
+) -> None:
+    loaded = load_one(_gradle_variant(tmp_path, old, new))
+    assert _by_method(loaded.outcomes()) == GRADLE_OUTCOMES
+    assert not any("test-retry" in w for w in loaded.warnings)
+
+
+def test_gradle_merged_reruns_read_as_surefire_children(tmp_path: Path) -> None:
+    """With reports.junitXml.mergeReruns = true Gradle writes Surefire's children: a flaky
+    test's failures as <flakyFailure> (with a <stackTrace> child) in its passing testcase."""
+    path = tmp_path / "TEST-merged.xml"
+    path.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<testsuite name="com.example.AgentTest" tests="1" skipped="0" failures="0" errors="0" '
+        'timestamp="2026-11-20T09:14:02.118Z" hostname="ci" time="2.1">\n'
+        "  <properties/>\n"
+        '  <testcase name="refundsOrder()" classname="com.example.AgentTest" time="1.0">\n'
+        '    <flakyFailure message="expected: &lt;REFUNDED&gt; but was: &lt;PENDING&gt;" '
+        'type="org.opentest4j.AssertionFailedError">\n'
+        "      <stackTrace>org.opentest4j.AssertionFailedError: expected ...</stackTrace>\n"
+        "    </flakyFailure>\n"
+        "  </testcase>\n"
+        "  <system-out><![CDATA[]]></system-out>\n"
+        "  <system-err><![CDATA[]]></system-err>\n"
+        "</testsuite>\n"
+    )
+    loaded = load_one(path)
+    assert loaded.outcomes() == {"com.example.AgentTest::refundsOrder()": "FP"}
+    record = loaded.table.stimuli[("default", "com.example.AgentTest::refundsOrder()")]
+    assert record.messages == ["expected: <REFUNDED> but was: <PENDING>"]
