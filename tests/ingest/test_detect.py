@@ -23,6 +23,7 @@ from tests.ingest.conftest import FIXTURES, load_one
         ("inspect/mock_reliability-deflate.eval", "inspect"),
         ("inspect/mock_reliability.json", "inspect"),
         ("promptfoo/results.json", "promptfoo"),
+        ("promptfoo/results.jsonl", "promptfoo"),
         ("junit/pytest-repeat.xml", "junit"),
         ("junit/surefire-rerun.xml", "junit"),
         ("tau2/retail.results.json", "tau2-bench"),

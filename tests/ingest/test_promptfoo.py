@@ -1,9 +1,12 @@
-"""promptfoo results.json: repeats grouped into stimuli, errors apart from failures.
+"""promptfoo results.json and results.jsonl: repeats grouped into stimuli, errors apart from
+failures.
 
 fixtures/promptfoo/results.json is the real output of promptfoo 0.118.0 on the
 promptfooconfig.yaml beside it (``promptfoo eval --repeat 3 -o results.json``):
 4 tests x 2 providers x 3 repeats; the flaky-echo provider fails with an upstream
-503 on every other call for the "boom" test.
+503 on every other call for the "boom" test. fixtures/promptfoo/results.jsonl is the real
+output of another run of the same (``promptfoo eval --repeat 3 --no-cache -j 1
+-o results.jsonl``), which gave the same outcomes.
 """
 
 from __future__ import annotations
@@ -14,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from gate.errors import InputError
+from gate.errors import InputError, Provenance
 from tests.ingest.conftest import FIXTURES, load_one
 
 RESULTS = FIXTURES / "promptfoo" / "results.json"
+RESULT_LINES = FIXTURES / "promptfoo" / "results.jsonl"
 
 
 def test_repeats_become_trials_per_test_and_provider() -> None:
@@ -141,6 +145,26 @@ def _write_lines(tmp_path: Path, lines: list[Any], name: str = "results.jsonl") 
     text = (line if isinstance(line, str) else json.dumps(line) for line in lines)
     path.write_text("".join(line + "\n" for line in text))
     return path
+
+
+def test_real_jsonl_output_gives_the_table_of_the_json_output() -> None:
+    """promptfoo 0.118.0's own results.jsonl: one EvaluateResult per line, read by the JSON
+    reader's rules into the same stimuli, trials and messages; each trial at its line."""
+    from_lines, from_document = load_one(RESULT_LINES), load_one(RESULTS)
+    assert [x.format for x in from_lines.inputs] == ["promptfoo"]
+    assert from_lines.outcomes() == from_document.outcomes()
+    assert from_lines.counts() == (24, 14, 2, 0)
+    for key, record in from_document.table.stimuli.items():
+        assert from_lines.table.stimuli[key].messages == record.messages
+        assert from_lines.table.stimuli[key].has_graders == record.has_graders
+    boom = from_lines.table.stimuli[("default", "sometimes errors [flaky-echo]")]
+    assert boom.messages == ["upstream 503: service unavailable"] * 2
+    # With -j 1 promptfoo finished the results in testIdx order, a line per provider: the
+    # three repeats of flaky-echo's "boom" test (testIdx 9, 10, 11) are lines 19, 21 and 23.
+    assert [boom.where[trial] for trial in boom.indices] == [
+        Provenance(str(RESULT_LINES), line) for line in (19, 21, 23)
+    ]
+    assert from_lines.warnings == []
 
 
 def test_jsonl_output_reads_as_the_json_output_of_the_same_run(tmp_path: Path) -> None:
