@@ -6,9 +6,9 @@
   with ``task_id``, ``trial``, ``reward_info.reward`` and ``termination_reason``
   per simulation; the directory format keeps the same facts in
   ``simulation_index`` and the simulations in files beside it. A simulation that
-  ended with ``infrastructure_error`` is skipped (tau2 leaves it out of its
-  metrics); every other one is judged by its reward, as tau2 judges it (see
-  :data:`TAU2_EXCLUDED_REASONS`).
+  ended with ``infrastructure_error`` is an errored trial (tau2 leaves it out of its
+  metrics, as ``--errors exclude`` does); every other one is judged by its reward, as
+  tau2 judges it (see :data:`TAU2_EXCLUDED_REASONS`).
 
 Rewards must be JSON numbers and trial indices JSON integers (``"1.0"`` is
 refused, not read as 1). Both count a trial as a success when
@@ -56,8 +56,9 @@ SUCCESS_TOLERANCE = 1e-6
 #: ``get_metrics_df`` and ``compute_metrics`` (src/tau2/metrics/agent_metrics.py) drop
 #: ``TerminationReason.INFRASTRUCTURE_ERROR``, the placeholder ``run_with_retry``
 #: (src/tau2/runner/progress.py) writes, without a reward, when a simulation raised on every
-#: retry; a resumed run runs it again (src/tau2/runner/checkpoint.py). Read as skipped, as
-#: tau2 counts it: neither a pass nor a failure. Every other reason is judged by its reward,
+#: retry; a resumed run runs it again (src/tau2/runner/checkpoint.py). Read as an errored
+#: trial: the harness broke, as with every format's errors, so ``--errors`` decides how it
+#: counts (``exclude`` counts it as tau2 does). Every other reason is judged by its reward,
 #: as tau2 judges it: ``evaluate_simulation`` (src/tau2/evaluator/evaluator.py) gives reward
 #: 0 to any reason but ``agent_stop`` and ``user_stop`` (max_steps, timeout, too_many_errors,
 #: agent_error, user_error, context_window_exceeded, unexpected_error), and tau2 counts those
@@ -233,7 +234,7 @@ def tau2_message(reason: str | None, reward: float, reward_info: Any) -> str | N
 
 
 def _excluded_message(reason: str, info: Any) -> str | None:
-    """Why a simulation tau2 leaves out of its metrics was skipped: its termination reason,
+    """Why a simulation tau2 leaves out of its metrics errored: its termination reason,
     then the exception tau2 kept in the simulation's ``info`` (``error_type``, ``error``)."""
     text = f"termination_reason {reason}"
     if isinstance(info, Mapping):
@@ -291,7 +292,7 @@ def _tau2_blocks(path: str, options: IngestOptions, rows: Rows) -> Iterator[Tria
         for position, simulation in enumerate(piece.values, piece.start):
             row = _tau2_row(simulation, path, piece.pointer, position, key, suite, order, options)
             outside += row[-1]
-            excluded += row[4] == "skipped"
+            excluded += simulation.get("termination_reason") in TAU2_EXCLUDED_REASONS
             if suite is not None:
                 append(row[:-1])
             else:  # its message made now: the simulation is not kept until the suite is known
@@ -330,7 +331,8 @@ def _tau2_blocks(path: str, options: IngestOptions, rows: Rows) -> Iterator[Tria
             path,
             f"{excluded} simulation(s) ended with termination_reason infrastructure_error "
             "(never evaluated: tau2 leaves them out of its metrics and runs them again when "
-            "the run is resumed): counted as skipped",
+            "the run is resumed): read as errored trials, which --errors exclude leaves out "
+            "as tau2 does",
         )
     info = document.get("info")
     planned = info.get("num_trials") if isinstance(info, Mapping) else None
@@ -400,7 +402,7 @@ def _tau2_row(
         raw_reward = simulation.get("reward")
     if reason in TAU2_EXCLUDED_REASONS:
         text = _excluded_message(reason, simulation.get("info"))
-        return (position, task_id, suite, trial, "skipped", None, None, text, duration, cost, 0)
+        return (position, task_id, suite, trial, "error", None, None, text, duration, cost, 0)
     if raw_reward is None:
         # Nothing graded it: tau2 writes no reward only for its infrastructure-error
         # placeholders, so this is a harness fault, not a failure of the agent.

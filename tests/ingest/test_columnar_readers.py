@@ -84,12 +84,12 @@ def tau2_reference(path: Path) -> Iterator[Trial]:
             for source, target in (("duration", "duration_s"), ("agent_cost", "cost_usd"))
             if _number(simulation.get(source))
         }
-        if reason == "infrastructure_error":  # left out of tau2's metrics
+        if reason == "infrastructure_error":  # a harness fault, whatever its reward
             info = simulation.get("info") or {}
             text = f"termination_reason {reason}"
             if info.get("error"):
                 text += f": {info['error_type']}: {info['error']}"
-            yield Trial(stimulus, index, suite, "skipped", message=text, metadata=metadata,
+            yield Trial(stimulus, index, suite, "error", message=text, metadata=metadata,
                         provenance=where)  # fmt: skip
             continue
         if raw is None:
@@ -371,13 +371,15 @@ def test_tau2_generated_files_give_the_per_trial_table(
     reference = list(tau2_reference(path))
     assert_same(new, one_by_one(iter(reference)))
     clipped = sum(t.score is not None and t.score != t.metadata.get("reward") for t in reference)
-    excluded = sum(t.status == "skipped" for t in reference)
+    excluded = sum(
+        (t.message or "").startswith("termination_reason infrastructure_error") for t in reference
+    )
     assert said == [
         f"{clipped} reward(s) outside [0, 1] were clipped to [0, 1] for the score "
         "(pass or fail is decided on the reward as given)",
         f"{excluded} simulation(s) ended with termination_reason infrastructure_error (never "
         "evaluated: tau2 leaves them out of its metrics and runs them again when the run is "
-        "resumed): counted as skipped",
+        "resumed): read as errored trials, which --errors exclude leaves out as tau2 does",
     ]
     assert len(new) == 180 and new.suite_names() == ["retail"]
     assert new.usage_dropped > 0  # the negative durations and costs

@@ -106,7 +106,7 @@ def test_tau_bench_info_and_tau2_reward_info() -> None:
         Provenance(str(path), pointer="/simulations/4"),
     )
     assert found[("2", 1)][:2] == (
-        "skipped",
+        "error",
         "termination_reason infrastructure_error: InternalServerError: "
         "litellm.InternalServerError: AnthropicException - Overloaded",
     )

@@ -123,10 +123,10 @@ def test_tau2_simulations_map_termination_reasons() -> None:
     loaded = load_one(FIXTURES / "tau2" / "retail.results.json")
     assert [x.format for x in loaded.inputs] == ["tau2-bench"]
     assert loaded.table.suite_names() == ["retail"]
-    assert loaded.outcomes() == {"0": "PPP", "1": "PFP", "2": "FSF"}
-    assert loaded.counts() == (9, 5, 0, 1)
+    assert loaded.outcomes() == {"0": "PPP", "1": "PFP", "2": "FEF"}
+    assert loaded.counts() == (9, 5, 1, 0)
     record = loaded.table.stimuli[("retail", "2")]
-    # Every trial that did not pass says why: failures, and the skipped placeholder with the
+    # Every trial that did not pass says why: failures, and the errored placeholder with the
     # exception tau2 kept in its info.
     assert record.messages == [
         "reward 0 (DB 0.0, COMMUNICATE 1.0): database state differs",
@@ -138,7 +138,8 @@ def test_tau2_simulations_map_termination_reasons() -> None:
     assert loaded.warnings == [
         f"{FIXTURES / 'tau2' / 'retail.results.json'}: 1 simulation(s) ended with "
         "termination_reason infrastructure_error (never evaluated: tau2 leaves them out of its "
-        "metrics and runs them again when the run is resumed): counted as skipped"
+        "metrics and runs them again when the run is resumed): read as errored trials, which "
+        "--errors exclude leaves out as tau2 does"
     ]
 
 
@@ -212,9 +213,9 @@ def test_tau2_reasons_that_end_a_conversation_are_judged_by_the_reward(
     assert loaded.table.stimuli[("airline", "6")].messages == ["reward 0"]
 
 
-def test_tau2_infrastructure_errors_are_skipped_whatever_their_reward(tmp_path: Path) -> None:
+def test_tau2_infrastructure_errors_are_errors_whatever_their_reward(tmp_path: Path) -> None:
     """tau2's metrics drop infrastructure_error before looking at the reward, so even one
-    written with a reward (by another writer) counts neither way."""
+    written with a reward (by another writer) is an errored trial, not a pass."""
     placeholder = {
         "id": "sim-7",
         "task_id": "7",
@@ -230,8 +231,8 @@ def test_tau2_infrastructure_errors_are_skipped_whatever_their_reward(tmp_path: 
     path = tmp_path / "results.json"
     path.write_text(json.dumps(_tau2_results([placeholder, rewarded])))
     loaded = load_one(path)
-    assert loaded.outcomes() == {"7": "S", "8": "S"}
-    assert loaded.counts() == (2, 0, 0, 2)  # two trials read, both skipped
+    assert loaded.outcomes() == {"7": "E", "8": "E"}
+    assert loaded.counts() == (2, 0, 2, 0)  # two trials read, both errored
     assert loaded.table.stimuli[("airline", "7")].messages == [
         "termination_reason infrastructure_error: WorkerFailure: worker died"
     ]
@@ -266,9 +267,12 @@ def test_tau2_an_unknown_termination_reason_is_kept_short(tmp_path: Path) -> Non
     assert message.startswith("termination_reason xxx") and len(message) <= 1000
 
 
-def test_tau2_excluded_simulations_count_in_the_check_as_tau2_counts_them(tmp_path: Path) -> None:
+def test_tau2_infrastructure_errors_count_as_tau2_counts_them_under_errors_exclude(
+    tmp_path: Path,
+) -> None:
     """End to end: two tasks, one with an infrastructure error among its trials. tau2's
-    compute_metrics leaves it out, so task 1's success rate is 1/1, not 1/2."""
+    compute_metrics leaves it out (task 1's success rate 1/1, not 1/2), as --errors exclude
+    does; the default --errors fail counts it as a failure, as every format's errors."""
     simulations = [
         {**_evaluated("1", "user_stop", 1.0), "trial": 0},
         {**_evaluated("1", "infrastructure_error", 0.0), "trial": 1, "reward_info": None},
@@ -277,15 +281,19 @@ def test_tau2_excluded_simulations_count_in_the_check_as_tau2_counts_them(tmp_pa
     ]
     path = tmp_path / "results.json"
     path.write_text(json.dumps(_tau2_results(simulations)))
-    outcome = run_check(CheckRequest(results=(str(path),), config=GateConfig(k=1)))
-    suite = outcome.suite
-    assert (suite.trials, suite.passes) == (3, 2)
-    assert suite.pass_hat_k == pytest.approx((1.0 + 0.5) / 2, abs=1e-12)
+    excluded = run_check(
+        CheckRequest(results=(str(path),), config=GateConfig(k=1, errors="exclude"))
+    ).suite
+    assert (excluded.trials, excluded.passes) == (3, 2)
+    assert excluded.pass_hat_k == pytest.approx((1.0 + 0.5) / 2, abs=1e-12)
+    failed = run_check(CheckRequest(results=(str(path),), config=GateConfig(k=1))).suite
+    assert (failed.trials, failed.passes, failed.errors) == (4, 2, 1)
+    assert failed.pass_hat_k == pytest.approx((0.5 + 0.5) / 2, abs=1e-12)
 
 
 def test_tau2_directory_format_reads_the_simulation_index() -> None:
     loaded = load_one(FIXTURES / "tau2" / "dir-format.results.json")
-    assert loaded.outcomes() == {"0": "PPP", "1": "PFP", "2": "FSF"}
+    assert loaded.outcomes() == {"0": "PPP", "1": "PFP", "2": "FEF"}
     where = loaded.table.stimuli[("retail", "1")].where[1]
     assert where is not None and where.pointer == "/simulation_index/4"
 

@@ -33,6 +33,7 @@ RECTANGULAR = [
     FIXTURES / "inspect" / "mock_reliability.json",
     FIXTURES / "tau-bench" / "gpt-4o-airline.trials.json",
     FIXTURES / "promptfoo" / "results.json",
+    FIXTURES / "tau2" / "retail.results.json",
 ]
 #: Ragged real suites (stimuli with different numbers of trials).
 RAGGED = [
@@ -40,7 +41,6 @@ RAGGED = [
     FIXTURES / "tabular" / "plain.csv",
     FIXTURES / "junit" / "pytest-rerun.xml",
     FIXTURES / "junit" / "surefire-rerun.xml",
-    FIXTURES / "tau2" / "retail.results.json",  # its infrastructure error is not counted
 ]
 TOLERANCE = 1e-12
 R_003 = [[0, 1, 1, 0, 1], [1, 1, 0, 1, 1]]
