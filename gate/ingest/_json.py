@@ -370,6 +370,18 @@ def jsonl_chunks(
 REFUSED: Final = object()
 
 
+def orjson_certain(raw: bytes) -> Any:
+    """orjson's value of ``raw`` when it is certainly the strict parser's (no key dropped,
+    :func:`_keys_unique`), else :data:`REFUSED` (orjson refuses it, or a key count in doubt)."""
+    if orjson is None:
+        return REFUSED
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return REFUSED
+    return value if _keys_unique(raw, value) else REFUSED
+
+
 def decode_whole(raw: bytes, *, non_finite: bool = False) -> Any:
     """``raw`` parsed as the strict parser parses it, in one call: by orjson when certain
     (:func:`_keys_unique`), else by the strict decoder (a lone surrogate, NaN where
@@ -378,14 +390,9 @@ def decode_whole(raw: bytes, *, non_finite: bool = False) -> Any:
     for a caller that locates and words the error its own way."""
     if json_values_exceed(raw, limits.JSON_VALUES.value()):
         return REFUSED
-    if orjson is not None:
-        try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            pass
-        else:
-            if _keys_unique(raw, value):
-                return value
+    value = orjson_certain(raw)
+    if value is not REFUSED:
+        return value
     if json_depth_exceeds(raw, limits.JSON_DEPTH.value()):
         return REFUSED
     try:
@@ -400,14 +407,9 @@ def load_bytes(data: bytes, where: Provenance, *, non_finite: bool = False) -> A
     refuses them, so a text that holds one is read by the strict parser that allows them."""
     if json_values_exceed(data, limits.JSON_VALUES.value()):
         raise too_large(where, limits.JSON_VALUES, None, "the number of JSON values")
-    if orjson is not None:
-        try:
-            value = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            pass
-        else:
-            if _keys_unique(data, value):
-                return value
+    value = orjson_certain(data)
+    if value is not REFUSED:
+        return value
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

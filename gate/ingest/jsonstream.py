@@ -32,8 +32,6 @@ from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-import orjson
-
 from gate import limits
 from gate.errors import InputError, Provenance
 from gate.ingest import _json
@@ -531,13 +529,9 @@ def parse_strict(
     where = Provenance(source, None, prefix + pointer if prefix or pointer else None)
     if json_values_exceed(data, limits.JSON_VALUES.value()):
         raise too_large(where, limits.JSON_VALUES, None, "the number of JSON values")
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        pass
-    else:
-        if _json._keys_unique(data, value):
-            return value
+    value = _json.orjson_certain(data)
+    if value is not _json.REFUSED:
+        return value
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
