@@ -206,6 +206,14 @@ def line_blocks(
                 lines = [line + b"\n" for line in data[:-1].split(b"\n")]
             else:
                 lines = data.splitlines(keepends=True)  # the same lines, three times faster
+            # A line within one block, or completed by this one, is over the limit too when
+            # the limit is below the block size (lines keep their b"\n", the limit counts the
+            # line's own bytes).
+            if len(data) > maximum + 1 and max(map(len, lines)) > maximum + 1:
+                long = next(i for i, line in enumerate(lines) if len(line) > maximum + 1)
+                raise too_large(
+                    Provenance(path, line_number + long), limits.LINE_BYTES, None, "the line"
+                )
             pending, pending_size = (
                 ([block[cut:]], len(block) - cut) if cut < len(block) else ([], 0)
             )

@@ -89,6 +89,19 @@ def test_lines_are_cut_in_blocks_and_a_long_line_is_refused_before_it_is_whole(
     path.write_bytes(b"ok\n" + b"x" * 100 + b"\n")
     with open_input(str(path)) as handle, pytest.raises(InputError, match=r"r\.jsonl:2: the line"):
         list(line_blocks(handle, str(path), 3))
+    # A limit below the block size: a line inside one block (line 3), or one a block
+    # completes (line 2, 5 bytes begun in the block before), is refused too.
+    path.write_bytes(b"ok\nfine\nxxxxx\n")
+    with open_input(str(path)) as handle, pytest.raises(InputError, match=r"r\.jsonl:3: the line"):
+        list(line_blocks(handle, str(path), 1024))
+    path.write_bytes(b"ok\nxxxxx\n")
+    with open_input(str(path)) as handle, pytest.raises(InputError, match=r"r\.jsonl:2: the line"):
+        list(line_blocks(handle, str(path), 4))
+    path.write_bytes(b"ok\nxxxx\nyy")  # at the limit: read
+    with open_input(str(path)) as handle:
+        assert [line for _, _, lines in line_blocks(handle, str(path), 1024) for line in lines] == [
+            b"ok\n", b"xxxx\n", b"yy"
+        ]
 
 
 def _tree(root: Path) -> None:
