@@ -181,6 +181,12 @@ def inspect_manifest(path: str) -> str | None:
     return what if manifest else None
 
 
+def first_line(head: str) -> str:
+    """The first line of ``head`` (a file's sniffed start) that is not blank, without a
+    leading byte order mark."""
+    return next((line for line in head.lstrip("\ufeff").splitlines() if line.strip()), "")
+
+
 def promptfoo_result_line(line: str) -> bool:
     """Whether a JSONL line (perhaps cut off by the sniff) is one promptfoo result, as
     ``promptfoo eval -o results.jsonl`` writes one per line: an ``EvaluateResult`` (src/types),
@@ -293,19 +299,19 @@ def detect(path: str) -> str:
             document = _json_document_format(json_keys(head))
             if document is not None:
                 return document
-        first_line = next((line for line in head.splitlines() if line.strip()), "")
+        first = first_line(head)
         # Before the generic JSONL rules: a promptfoo result line has neither a stimulus nor a
         # type, and its first line may be longer than the sniff.
-        if promptfoo_result_line(first_line):
+        if promptfoo_result_line(first):
             return "promptfoo"
         jsonl = _jsonl_format(records, head, name)
         if jsonl is not None:
             return jsonl
         # A first record that is not valid JSON: pick the reader by what the line holds,
         # so that it reports the parse error with its line and column.
-        if '"trial-result"' in first_line:
+        if '"trial-result"' in first:
             return "vally"
-        if '"stimulus"' in first_line:
+        if '"stimulus"' in first:
             return "native"
         if name.endswith(".jsonl"):
             return "jsonl"

@@ -37,7 +37,7 @@ import orjson
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import jsonl_chunks
-from gate.ingest.detect import SNIFF_BYTES, promptfoo_result_line
+from gate.ingest.detect import SNIFF_BYTES, first_line, promptfoo_result_line
 from gate.ingest.duplicates import parse_time
 from gate.ingest.jsonstream import JsonStream
 from gate.ingest.values import (
@@ -250,8 +250,7 @@ def holds_result_lines(path: str) -> bool:
     """Whether ``path`` is promptfoo's JSONL output (one result per line) rather than its JSON
     document: told by the first line, as detection tells it."""
     head = read_head(path, SNIFF_BYTES).decode("utf-8", errors="replace")
-    first_line = next((line for line in head.lstrip("\ufeff").splitlines() if line.strip()), "")
-    return promptfoo_result_line(first_line)
+    return promptfoo_result_line(first_line(head))
 
 
 class _Groups:
