@@ -28,10 +28,12 @@ class Annotation:
 def _placed(stimulus: StimulusScore) -> tuple[str | None, int | None]:
     """The file and line of the first kept message that has a file, else of the first failed
     or errored trial (a format may give no message; the line may be unknown)."""
-    places = [m.where for m in stimulus.messages]
-    for where in (*places, stimulus.first_failure_where):
-        if where is not None and where.file:
-            return where.file, where.line
+    for message in stimulus.messages:
+        if message.where is not None and message.where.file:
+            return message.where.file, message.where.line
+    where = stimulus.first_failure_where  # read from the table only when no message has one
+    if where is not None and where.file:
+        return where.file, where.line
     return None, None
 
 
