@@ -61,7 +61,12 @@ COMPLETED_TRIALS = "completed_trials"
 
 @dataclass(frozen=True)
 class Advice:
-    """What would decide an inconclusive gate, at the current estimates (≥ 80% probability).
+    """What would decide an inconclusive gate with ≥ 80% predictive probability.
+
+    The probability is simulated with the gate's own rule, each run drawing the truth
+    from what the data allow (:mod:`gate.metrics.decision`): an average over the truths
+    the data leave open, so the advice decides about 80% of the gates left in this state,
+    not 80% at every truth (at a truth exactly on the target nothing decides).
 
     Attributes:
         more_trials: Additional trials per stimulus (on both runs for a comparison).
@@ -172,8 +177,9 @@ def more_trials_by_stimulus(
     A per-stimulus gate names what each undecided stimulus needs; a suite gate needs its
     ``more_trials`` on every stimulus it covers. A stimulus under several gates gets the
     largest, so re-running just these stimuli that many times decides every gate that
-    more trials can decide (at the current estimates). Regression gates ask for trials on
-    both runs and are left out: re-running the candidate alone does not decide them.
+    more trials can decide, with the advice's (predictive) probability. Regression gates
+    ask for trials on both runs and are left out: re-running the candidate alone does not
+    decide them.
     """
     needed: dict[tuple[str, str], int] = {}
 

@@ -247,8 +247,11 @@ def gate_interval(
 
 def _more_trials(spec: GateSpec, suite: SuiteScore, level: float) -> int | None:
     """More trials per stimulus deciding an inconclusive interval gate (≥ 80%), simulated
-    at the current estimates with the interval the gate decides on (order-free metrics)."""
+    with the interval the gate decides on (order-free metrics). Predictive, as the count
+    gates' advice (:func:`gate.metrics.decision.more_trials`): each simulated run draws the
+    stimuli's rates from what the data allow, so the 80% is an average over those truths."""
     from gate.metrics.evaluate import SuiteOutcomes, evaluate
+    from gate.metrics.posterior import posterior_rates
 
     metric = spec.resolved
     if metric is None or metric.info.order_dependent or metric.info.usage:
@@ -256,14 +259,14 @@ def _more_trials(spec: GateSpec, suite: SuiteScore, level: float) -> int | None:
     chosen = suite.chosen(spec.tag, spec.suite)
     n = np.array([s.trials for s in chosen])
     c = np.array([s.passes for s in chosen])
-    rates = c / n
     runs = 100
+    rates = posterior_rates(n, c, runs, np.random.default_rng([20_261_125, 1]))
 
     def probability(m: int) -> float:
         rng = np.random.default_rng(20_261_125)
         decided = 0
-        for _ in range(runs):
-            more = c + rng.binomial(m, rates)
+        for run in range(runs):
+            more = c + rng.binomial(m, rates[run])
             value = evaluate(metric, SuiteOutcomes.from_counts(n + m, more), confidence=level)
             interval = gate_interval(metric, value, n + m, level, suite.interval_method)
             if interval is not None:
