@@ -556,10 +556,18 @@ def plan(
             rates = [expect] * stimuli
             source = "expect"
             pilot_usage = None
+            counts = None
         else:
-            rates, pilot_usage = _pilot(pilot, ingest, gate_config.errors, stimuli)
+            rates, counts, pilot_usage = _pilot(pilot, ingest, gate_config.errors, stimuli)
             source = "pilot"
-        result = make_plan(gate_config, rates, power=power, source=source, pilot_usage=pilot_usage)
+        result = make_plan(
+            gate_config,
+            rates,
+            power=power,
+            source=source,
+            pilot_usage=pilot_usage,
+            pilot=counts,
+        )
     except EvalGateError as error:
         raise BadInput(str(error)) from None
     if json_path == "-":
@@ -577,20 +585,25 @@ def plan(
 
 def _pilot(
     patterns: tuple[str, ...], options: IngestOptions, errors: str, stimuli: int | None
-) -> tuple[list[float], UsageSummary | None]:
+) -> tuple[list[float], tuple[list[int], list[int]], UsageSummary | None]:
     """Each pilot stimulus's pass rate c/n (with --stimuli, repeated in order to that many),
-    and the pilot's cost and duration per trial when its trials report them."""
+    the pilot's trials and passes per stimulus (the plan draws the rates from them), and
+    the pilot's cost and duration per trial when its trials report them."""
     from gate.ingest import load
     from gate.pipeline import table_usage
 
     table, _ = load(patterns, options)
     summary = table.summary(errors == "fail")
-    rates = [c / n for n, c in zip(summary.n.tolist(), summary.c.tolist(), strict=True) if n > 0]
-    if not rates:
+    counted = [(n, c) for n, c in zip(summary.n.tolist(), summary.c.tolist(), strict=True) if n > 0]
+    if not counted:
         raise BadInput("the pilot has no counted trial")
+    rates = [c / n for n, c in counted]
     count = stimuli or len(rates)
     found = table_usage(table)
-    return [rates[i % len(rates)] for i in range(count)], found[1] if found else None
+    trials = [n for n, _ in counted]
+    passes = [c for _, c in counted]
+    repeated = [rates[i % len(rates)] for i in range(count)]
+    return repeated, (trials, passes), found[1] if found else None
 
 
 @main.command()

@@ -2,16 +2,25 @@
 
 ``eval-gate plan`` answers "how many runs do I need?" with the gate's own rule:
 for N trials per stimulus, draw every stimulus's passes from Binomial(N, p_i)
-at the expected rates p_i (``--expect P`` for all, or each stimulus's rate in a
-pilot run), apply the gate's decision rule (:mod:`gate.metrics.decision`), and
-find the smallest N at which the gate is decided with probability ≥ ``power``.
-No normal formula: the interval, the multiplicity adjustment and the
-discreteness of small counts are all in the simulation.
+at the expected rates p_i, apply the gate's decision rule
+(:mod:`gate.metrics.decision`), and find the smallest N at which the gate is
+decided with probability ≥ ``power``. No normal formula: the interval, the
+multiplicity adjustment and the discreteness of small counts are all in the
+simulation.
+
+- ``--expect P``: a stated truth, every p_i = P in every simulated run.
+- ``--pilot``: the pilot's rates are estimates, not the truth. Each simulated run
+  draws the p_i from what the pilot allows (:func:`gate.metrics.posterior.posterior_rates`),
+  so the probability is *predictive*: an average over the truths the pilot leaves
+  open (calibrated on average over them, not for each one). Simulating at the
+  pilot's c/n instead took a stimulus that went 3/3 for one that never fails; from
+  a 3-trial pilot those plans decided the gate far less often than they promised.
 
 - A gate on an interval (or a half-width gate) is *decided* when it passes or
   fails.
 - A gate on the point estimate always decides; its plan is the N at which its
-  verdict agrees with the one the expected rates imply (no error control).
+  verdict agrees with the one the true rates imply (no error control): the
+  expected rates, or with a pilot each simulated run's drawn ones.
 - A regression gate is planned for an unchanged agent (both runs at the
   expected rates): trials per stimulus on each run, and, where more trials
   cannot do it, the stimuli needed.
@@ -42,6 +51,7 @@ from gate.metrics.decision import (
     PrecisionRule,
     _smallest,
 )
+from gate.metrics.posterior import posterior_rates
 
 if TYPE_CHECKING:
     from gate.metrics.usage import UsageSummary
@@ -82,7 +92,7 @@ class GatePlan:
         probability: The simulated probability at ``trials`` (≥ power).
         probability_smaller: The same at 0.6 × ``trials`` (rounded down): how much a smaller
             run loses; None when that is fewer trials than the gate can be decided on.
-        expected_outcome: For ``agree``: the verdict the expected rates imply.
+        expected_outcome: For ``agree``: the verdict the expected (or the pilot's) rates imply.
         reason: Why a gate is not planned or cannot reach ``power`` (a code the
             report words: ``"score"``, ``"metric"``, ``"on target"``, ``"unreachable"``).
     """
@@ -131,6 +141,8 @@ class Plan:
     gates: tuple[GatePlan, ...]
     #: the pilot's cost and duration per trial, when its trials report them
     pilot_usage: UsageSummary | None = None
+    #: whether every simulated run drew its rates from what a pilot's data allow
+    predictive: bool = False
 
     @property
     def trials_per_stimulus(self) -> int | None:
@@ -184,14 +196,53 @@ CountMetric = Literal["pass_rate", "pass_at_k", "pass_hat_k"]
 Evaluate = Callable[[npt.NDArray[np.int64], npt.NDArray[np.int64]], npt.NDArray[np.int8]]
 
 
-def _probability(evaluate: Evaluate, rates: np.ndarray, n: int, wanted: int | None) -> float:
-    """P(the rule decides) (``wanted=None``) or P(outcome == wanted), over simulated runs."""
+class _Truths:
+    """The true rates the simulated runs are drawn at: the expected rates in every run, or
+    (with a pilot) each run's own draw from what the pilot allows.
+
+    ``rates`` are the planned stimuli's expected rates; ``pilot`` the pilot's trials and
+    passes per stimulus, which the planned stimuli repeat in order (``--stimuli``).
+    """
+
+    def __init__(
+        self,
+        rates: npt.NDArray[np.float64],
+        pilot: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None,
+    ) -> None:
+        self.rates = rates
+        self.pilot = pilot
+        self._drawn: dict[int, npt.NDArray[np.float64]] = {}
+
+    def draw(self, stimuli: int | None = None) -> npt.NDArray[np.float64]:
+        """Rates (runs, ``stimuli``) for :func:`_runs` runs (default: the planned stimuli;
+        more repeat them in order)."""
+        count = self.rates.size if stimuli is None else stimuli
+        runs = _runs(count)
+        if self.pilot is None:
+            return np.broadcast_to(np.resize(self.rates, count), (runs, count))
+        if runs not in self._drawn:  # one draw per run count: every N sees the same truths
+            trials, passes = self.pilot
+            rng = np.random.default_rng([_SEED, 1])
+            self._drawn[runs] = posterior_rates(trials, passes, runs, rng)
+        # A stimulus repeated from the pilot keeps its source's draw: repeating a pilot
+        # stimulus does not make its rate any better known.
+        drawn = self._drawn[runs]
+        return drawn[:, np.arange(count) % drawn.shape[1]]
+
+
+Verdicts = Callable[[npt.NDArray[np.float64]], npt.NDArray[np.int8]]
+
+
+def _probability(evaluate: Evaluate, truths: _Truths, n: int, verdicts: Verdicts | None) -> float:
+    """P(the rule decides) (``verdicts=None``) or P(the run's outcome is the verdict its
+    true rates imply) (``verdicts``: true rates (runs, M) → verdicts), over simulated runs."""
+    rates = truths.draw()
     rng = np.random.default_rng(_SEED)
-    c = rng.binomial(n, rates, size=(_runs(rates.size), rates.size))
-    outcome = evaluate(np.full(rates.size, n), c)
-    if wanted is None:
+    c = rng.binomial(n, rates)
+    outcome = evaluate(np.full(rates.shape[1], n), c)
+    if verdicts is None:
         return float(np.mean(outcome != INCONCLUSIVE))
-    return float(np.mean(outcome == wanted))
+    return float(np.mean(outcome == verdicts(rates)))
 
 
 @dataclass(frozen=True)
@@ -232,7 +283,7 @@ def _truth(metric: CountMetric, rates: np.ndarray, k: int) -> np.ndarray:
     return rates
 
 
-def _plan_gate(spec: GateSpec, config: GateConfig, rates: np.ndarray, power: float) -> GatePlan:
+def _plan_gate(spec: GateSpec, config: GateConfig, truths: _Truths, power: float) -> GatePlan:
     if spec.kind == "threshold" or spec.metric == "score":
         return GatePlan(spec, "not planned", None, reason="score")
     if spec.kind == "metric":
@@ -241,8 +292,12 @@ def _plan_gate(spec: GateSpec, config: GateConfig, rates: np.ndarray, power: flo
     level = spec.confidence if spec.confidence is not None else config.confidence
     degree = 1 if spec.metric == "pass_rate" else k
     if spec.kind in REGRESSION_KINDS:
-        return _plan_regression(spec, config, rates, power, k, level)
+        return _plan_regression(spec, config, truths, power, k, level)
     metric = cast(CountMetric, spec.metric)
+    rates = truths.rates
+    # A value exactly on the target is a planning statement only for a stated truth: a
+    # pilot's estimate on the target leaves the truth on either side of it.
+    stated = truths.pilot is None
     if spec.kind == "max_ci_half_width":
         rule: IntervalRule | PrecisionRule | PointRule = PrecisionRule(
             metric, k, spec.target, level, config.interval, spec.scope
@@ -254,43 +309,49 @@ def _plan_gate(spec: GateSpec, config: GateConfig, rates: np.ndarray, power: flo
     else:
         point_metric = "flakiness" if spec.kind == "max_flakiness" else spec.metric
         target = spec.target
-        rule = PointRule(point_metric, k, target, spec.direction, spec.scope)
-        if point_metric == "flakiness":
-            truth = np.minimum(rates, 1.0 - rates)
-        else:
-            truth = _truth(metric, rates, k)
-        expected = rule.decide_values(truth[None, :]).outcome[0]
-        if spec.scope == "suite" and abs(float(np.mean(truth)) - target) < 1e-12:
+        point = PointRule(point_metric, k, target, spec.direction, spec.scope)
+
+        def true_values(p: np.ndarray) -> np.ndarray:
+            return np.minimum(p, 1.0 - p) if point_metric == "flakiness" else _truth(metric, p, k)
+
+        def verdicts(p: npt.NDArray[np.float64]) -> npt.NDArray[np.int8]:
+            return point.decide_values(true_values(p)).outcome
+
+        truth = true_values(rates)
+        if stated and spec.scope == "suite" and abs(float(np.mean(truth)) - target) < 1e-12:
             return GatePlan(spec, "agree", None, reason="on target")
-        return _searched(spec, rule, rates, power, degree, int(expected))
+        return _searched(spec, point, truths, power, degree, verdicts)
     suite_value = float(np.mean(_truth(metric, rates, k)))
-    if spec.scope == "suite" and rule_is_interval(rule) and abs(suite_value - spec.target) < 1e-12:
+    on_target = abs(suite_value - spec.target) < 1e-12
+    if stated and spec.scope == "suite" and rule_is_interval(rule) and on_target:
         return GatePlan(spec, "decide", None, reason="on target")
-    return _searched(spec, rule, rates, power, degree, None)
+    return _searched(spec, rule, truths, power, degree, None)
 
 
 def _searched(
     spec: GateSpec,
     rule: IntervalRule | PointRule | PrecisionRule,
-    rates: np.ndarray,
+    truths: _Truths,
     power: float,
     degree: int,
-    wanted: int | None,
+    verdicts: Verdicts | None,
 ) -> GatePlan:
-    """The plan of ``rule``: the trials at which it is decided (``wanted`` None) or gives
-    the ``wanted`` verdict (a point-estimate gate) with probability ≥ ``power``."""
+    """The plan of ``rule``: the trials at which it is decided (``verdicts`` None) or gives
+    the verdict the true rates imply (a point-estimate gate) with probability ≥ ``power``.
+    The verdict reported as expected is the one the expected (or the pilot's) rates imply."""
 
     def evaluate(n: np.ndarray, c: np.ndarray) -> np.ndarray:
         return rule.evaluate(n, c).outcome
 
-    numbers = _search(lambda n: _probability(evaluate, rates, n, wanted), power, degree)
+    numbers = _search(lambda n: _probability(evaluate, truths, n, verdicts), power, degree)
+    expected = None if verdicts is None else int(verdicts(truths.rates[None, :])[0])
     return GatePlan(
         spec,
-        "decide" if wanted is None else "agree",
+        "decide" if verdicts is None else "agree",
         numbers.trials,
         probability=numbers.probability,
         probability_smaller=numbers.probability_smaller,
-        expected_outcome=None if wanted is None else "pass" if wanted == PASS else "fail",
+        expected_outcome=None if expected is None else "pass" if expected == PASS else "fail",
         reason=None if numbers.trials is not None else "unreachable",
     )
 
@@ -302,11 +363,13 @@ def rule_is_interval(rule: object) -> bool:
 def _plan_regression(
     spec: GateSpec,
     config: GateConfig,
-    rates: np.ndarray,
+    truths: _Truths,
     power: float,
     k: int,
     level: float,
 ) -> GatePlan:
+    """An unchanged agent: both runs at the same true rates (with a pilot, each simulated
+    run's own draw from what the pilot allows)."""
     assert spec.detectable is not None
     rule = PairedRule(
         cast(Literal["max_regression", "min_improvement"], spec.kind),
@@ -318,18 +381,18 @@ def _plan_regression(
         spec.scope,
     )
     degree = 1 if spec.metric == "pass_rate" else k
+    planned = truths.rates.size
 
-    def decided(stimulus_rates: np.ndarray, n: int) -> float:
+    def decided(stimuli: int, n: int) -> float:
+        rates = truths.draw(stimuli)
         rng = np.random.default_rng(_SEED)
-        runs = _runs(stimulus_rates.size)
-        shape = (runs, stimulus_rates.size)
-        cb = rng.binomial(n, stimulus_rates, size=shape)
-        cc = rng.binomial(n, stimulus_rates, size=shape)
-        counts = np.full(stimulus_rates.size, n)
+        cb = rng.binomial(n, rates)
+        cc = rng.binomial(n, rates)
+        counts = np.full(stimuli, n)
         outcome = rule.evaluate_counts(counts, cb, counts, cc).outcome
         return float(np.mean(outcome != INCONCLUSIVE))
 
-    numbers = _search(lambda n: decided(rates, n), power, degree)
+    numbers = _search(lambda n: decided(planned, n), power, degree)
     if numbers.trials is not None:
         return GatePlan(
             spec,
@@ -340,16 +403,14 @@ def _plan_regression(
         )
     # More trials cannot do it (a few stimuli cannot rule a drop out): count stimuli.
     trials = max(5, degree)
-    stimuli = _smallest(
-        lambda m: decided(np.resize(rates, m), trials), power, MAX_STIMULI, start=rates.size
-    )
+    stimuli = _smallest(lambda m: decided(m, trials), power, MAX_STIMULI, start=planned)
     return GatePlan(
         spec,
         "decide",
         None,
         stimuli=stimuli,
         trials_for_stimuli=trials,
-        probability=None if stimuli is None else decided(np.resize(rates, stimuli), trials),
+        probability=None if stimuli is None else decided(stimuli, trials),
         reason="unreachable" if stimuli is None else None,
     )
 
@@ -361,9 +422,14 @@ def plan(
     power: float = 0.8,
     source: str,
     pilot_usage: UsageSummary | None = None,
+    pilot: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
 ) -> Plan:
     """Plan every configured gate at the expected per-stimulus pass rates ``rates``
     (``pilot_usage``: the pilot's cost and duration, for :attr:`Plan.spend`).
+
+    ``pilot``: the pilot's trials and passes per stimulus, whose rates ``rates`` repeats
+    in order. The plan is then predictive: every simulated run draws the true rates from
+    what the pilot allows, not the pilot's c/n (see the module docstring).
 
     >>> from gate.config import build_config
     >>> config = build_config({"k": 3, "gates": {"pass_hat_k": {"min": 0.8, "bound": "lower"}}})
@@ -378,9 +444,18 @@ def plan(
         raise ConfigError("plan: expected pass rates must lie in [0, 1]")
     if not 0.0 < power < 1.0:
         raise ConfigError(f"plan: power {power} must lie strictly between 0 and 1")
+    truths = _Truths(values)
+    if pilot is not None:
+        trials = np.asarray(pilot[0], dtype=np.int64).ravel()
+        passes = np.asarray(pilot[1], dtype=np.int64).ravel()
+        if trials.size == 0 or trials.size != passes.size or np.any(trials <= 0):
+            raise ConfigError("plan: the pilot needs trials and passes for every stimulus")
+        if not np.allclose(values, (passes / trials)[np.arange(values.size) % trials.size]):
+            raise ConfigError("plan: the rates are not the pilot's, repeated in order")
+        truths = _Truths(values, (trials, passes))
     gates = tuple(
         replace(
-            _plan_gate(spec, config, values, power),
+            _plan_gate(spec, config, truths, power),
             k=_k(spec, config) if spec.metric in ("pass_at_k", "pass_hat_k") else None,
         )
         for spec in config.gates
@@ -394,4 +469,5 @@ def plan(
         interval=config.interval,
         gates=gates,
         pilot_usage=pilot_usage,
+        predictive=truths.pilot is not None,
     )

@@ -18,8 +18,8 @@ def _label(plan: Plan, gate: GatePlan) -> str:
     return wording.spec_label(spec, gate.k, level if with_level else None, on_interval=on_interval)
 
 
-def _why(gate: GatePlan, power: float) -> str:
-    """The plan of one gate in a plain sentence."""
+def _why(gate: GatePlan, power: float, pilot: bool = False) -> str:
+    """The plan of one gate in a plain sentence (``pilot``: planned from a pilot's data)."""
     chance = wording.pct(power)
     if gate.reason == "score":
         return "Not planned: a score gate has no trial model (its scores are not pass/fail)."
@@ -45,6 +45,13 @@ def _why(gate: GatePlan, power: float) -> str:
     if gate.trials is None:
         return f"Not decided with at least {chance} probability within the search limit of trials."
     if gate.goal == "agree":
+        if pilot:
+            return (
+                f"A point estimate always decides; with {_per_stimulus(gate.trials)} it gives "
+                f"the verdict the true rates imply with at least {chance} probability, "
+                "averaged over the rates the pilot allows (the pilot's own rates imply "
+                f"{gate.expected_outcome}; no error control)."
+            )
         return (
             f"A point estimate always decides; with {_per_stimulus(gate.trials)} it gives "
             f"the verdict the expected rates imply ({gate.expected_outcome}) with at least "
@@ -80,18 +87,19 @@ def render_plan(plan: Plan) -> str:
         "P(decided) there",
         "at 0.6 × the trials",
     ]
-    source = (
-        f"an expected pass rate of {plan.rates[0]:g} for every stimulus"
-        if plan.source == "expect"
-        else "the pass rates of the pilot run"
-    )
+    if plan.source == "expect":
+        source = f"an expected pass rate of {plan.rates[0]:g} for every stimulus"
+    elif plan.predictive:
+        source = "the pass rates the pilot run allows (drawn anew in every simulated run)"
+    else:
+        source = "the pass rates of the pilot run"
     lines = [
         f"## eval-gate plan: {_headline(plan)}",
         f"{wording.stimuli_count(plan.stimuli)} at {source}; each gate decided with at "
         f"least {wording.pct(plan.power)} probability by its own rule ({plan.interval} "
         f"intervals at {wording.pct(plan.confidence)}), simulated.",
         table(header, rows, "lrrrr"),
-        "\n".join(f"- {_why(gate, plan.power)}" for gate in plan.gates),
+        "\n".join(f"- {_why(gate, plan.power, plan.predictive)}" for gate in plan.gates),
         _spend_line(plan),
         "_Re-checking a fixed-size run after every batch inflates its error rate; to stop "
         "early safely, run `eval-gate check --sequential` (see docs/plan.md)._",
@@ -163,7 +171,7 @@ def build_plan_report(plan: Plan) -> dict[str, Any]:
                 "probability_at_60_percent": gate.probability_smaller,
                 "expected_outcome": gate.expected_outcome,
                 "reason": gate.reason,
-                "sentence": _why(gate, plan.power),
+                "sentence": _why(gate, plan.power, plan.predictive),
             }
             for gate in plan.gates
         ],

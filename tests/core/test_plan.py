@@ -206,3 +206,29 @@ def test_a_plan_of_one_trial_is_worded_in_the_singular() -> None:
     assert rendered.startswith("## eval-gate plan: 1 trial per stimulus\n")
     assert "- 1 trial per stimulus decides it (pass or fail) with at least 80%" in rendered
     assert "1 trials" not in rendered
+
+
+def test_a_pilot_plan_draws_the_rates_the_pilot_allows() -> None:
+    """20 stimuli that all went 3/3 in a pilot, gate pass^3 ≥ 0.8 on the interval.
+
+    Taken as the truth (p = 1), every trial passes: the suite's pass^3 is 1, whose mid-p
+    lower bound over n_eff = 20·N/3 is 0.05^(1/n_eff) ≥ 0.8 from n_eff = 13.4 on, so the
+    fewest trials the gate can use, N = k = 3, decide it with probability 1. But 60
+    passes of 60 do not make an agent that never fails: the plan from the pilot's data
+    draws the rates from what they allow in every simulated run, and asks for more.
+    (That such plans decide about 80%: tests/metrics/test_advice_calibration.py.)"""
+    from gate.errors import ConfigError
+    from gate.report.plan_report import render_plan
+
+    config = build_config({"k": 3, "gates": {"pass_hat_k": {"min": 0.8, "bound": "interval"}}})
+    (stated,) = plan(config, [1.0] * 20, source="expect").gates
+    assert stated.trials == 3 and stated.probability == 1.0
+    drawn = plan(config, [1.0] * 20, source="pilot", pilot=([3] * 20, [3] * 20))
+    (gate,) = drawn.gates
+    assert drawn.predictive and gate.trials is not None and gate.trials > 3
+    assert gate.probability is not None and 0.8 <= gate.probability < 1.0
+    assert "the pass rates the pilot run allows (drawn anew in every simulated run)" in (
+        render_plan(drawn)
+    )
+    with pytest.raises(ConfigError, match="not the pilot's"):
+        plan(config, [0.5] * 20, source="pilot", pilot=([3] * 20, [3] * 20))
