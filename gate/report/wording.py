@@ -538,19 +538,24 @@ def advice_sentence(decision: GateDecision) -> str | None:
         parts.append(f"{plural(advice.more_trials, 'more trial')} per stimulus{both}")
     if advice.more_stimuli is not None and decision.comparison is not None:
         parts.append(f"{advice.more_stimuli} paired stimuli in all")
+    # The advice is predictive (gate.metrics.decision): each simulated run draws the truth
+    # from what the data allow, so its probability is an average over those truths, not a
+    # promise at the point estimate.
     if not parts:
         if decision.comparison is not None:
             return (
-                "Neither more trials nor more stimuli would decide it at the current estimates "
-                "(Δ sits on a margin): consider whether the margin is the one you mean."
+                "Neither more trials nor more stimuli (within the search limits) would decide "
+                f"it in {power} of runs simulated from what the data allow: Δ may sit on a "
+                "margin; consider whether the margin is the one you mean."
             )
         return (
-            "More trials would not decide it at the current estimates: the estimate sits on "
-            "the target."
+            f"More trials (within the search limit) would not decide it in {power} of runs "
+            "simulated from what the data allow: the truth may lie too close to the target "
+            "to tell."
         )
     return (
-        f"{' or '.join(parts)} would decide it {power} of the time, if the "
-        "current estimates hold (simulated with this gate's own rule)."
+        f"{' or '.join(parts)} would decide it in about {power} of runs simulated from what "
+        "the data allow (this gate's own rule)."
     )
 
 
