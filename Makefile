@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test image-test bench bench-scale bench-scale-adapters bench-sequential bench-coverage bench-terminal clean
+.PHONY: run test image-test bench bench-scale bench-scale-adapters bench-sequential bench-advice bench-coverage bench-terminal clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,11 @@ bench-scale-adapters: $(VENV)/.run-installed
 # and trials spent for a few truths.
 bench-sequential: $(VENV)/.run-installed
 	$(BIN)/python bench/sequential.py
+
+# Whether the advice for an inconclusive gate (and plan --pilot) decides the share it
+# promises, against known truths: predictive against the old plug-in (docs/plan.md).
+bench-advice: $(VENV)/.run-installed
+	$(BIN)/python bench/advice_calibration.py
 
 # What the terminal view adds to a check: our renderer against rich (when installed).
 bench-terminal: $(VENV)/.test-installed
