@@ -18,7 +18,8 @@ A ``.json`` log is one document with the same header fields and ``samples``.
   the trial passes when the score reaches ``--pass-threshold`` (default 1).
 * Inspect writes a score it could not give as the JSON constant ``NaN`` (its "unscored"
   marker, left out of its metrics), so its logs are parsed with NaN/Infinity allowed; a NaN
-  from the deciding scorer makes the trial ``skipped``, and a warning counts them.
+  (or the ``null`` that some versions wrote for it) from the deciding scorer makes the
+  trial ``skipped``, and a warning counts them.
 * A sample with an ``error`` is a trial with status ``error`` and its message.
 * A sample invalidated after the run (``invalidation``, set by inspect_ai's
   ``invalidate_samples``) is a ``skipped`` trial: Inspect re-runs such samples in
@@ -525,9 +526,9 @@ def _trials(
                 found=f"scores {available}" if available else "no scores",
             )
         raw, explanation = score
-        if key is not None and not (type(raw) is float and math.isnan(raw)):
+        if key is not None and not _unscored(raw):
             raw = _value_at(raw, scorer, key, sample.where)
-        if type(raw) is float and math.isnan(raw):
+        if _unscored(raw):
             # Inspect's "unscored" marker (Score.unscored(), a grader whose grade could not
             # be parsed): it leaves the sample out of the scorer's metrics, so the trial is
             # skipped, neither a pass nor a failure.
@@ -562,7 +563,8 @@ def _trials(
         warn(
             path,
             f"{unscored} trial(s) are unscored by {label!r} (its value is NaN, Inspect's "
-            "mark for a score it could not give, left out of its metrics): counted as skipped",
+            "mark for a score it could not give, left out of its metrics; some Inspect "
+            "versions wrote it as null): counted as skipped",
         )
     if outside:
         warn(
@@ -570,6 +572,14 @@ def _trials(
             f"{outside} value(s) of scorer {label!r} lie outside [0, 1]; scores are clipped to "
             "[0, 1] (pass/fail compares the raw value with --pass-threshold)",
         )
+
+
+def _unscored(value: Any) -> bool:
+    """Inspect's "unscored" marker: NaN, or ``null``, which is how pydantic wrote that NaN in
+    the logs of some Inspect versions (always inside dict- and list-valued scores, and in
+    every score while score editing was first released; Inspect itself reads such a null as
+    NaN)."""
+    return value is None or (type(value) is float and math.isnan(value))
 
 
 def _value_at(value: Any, scorer: str, key: str, where: Provenance) -> Any:

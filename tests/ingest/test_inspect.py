@@ -347,7 +347,8 @@ def test_nan_scores_are_read_from_json_logs_and_skip_only_their_scorers_trials(
     assert flaky.messages == ["unscored by 'grade': Grade not found in model output"] * 2
     assert by_grade.warnings == [
         f"{path}: 2 trial(s) are unscored by 'grade' (its value is NaN, Inspect's mark for a "
-        "score it could not give, left out of its metrics): counted as skipped"
+        "score it could not give, left out of its metrics; some Inspect versions wrote it as "
+        "null): counted as skipped"
     ]
 
 
@@ -372,6 +373,42 @@ def test_nan_scores_are_read_from_eval_archives(tmp_path: Path) -> None:
     where = by_grade.table.stimuli[("mock_reliability", "flaky")].where[1]
     at = next(i for i, s in enumerate(summaries) if (s["id"], s["epoch"]) == ("flaky", 2))
     assert where is not None and where.pointer == f"summaries.json#/{at}"
+
+
+def test_null_scores_written_for_nan_by_some_inspect_versions_are_unscored_too(
+    tmp_path: Path,
+) -> None:
+    """pydantic wrote NaN as null in some Inspect versions (every score, September 2025; still
+    inside dict- and list-valued scores): read as the NaN it stands for, in .json and .eval."""
+    document = json.loads((INSPECT / "mock_reliability.json").read_text())
+    _unscore(document["samples"], "grade", UNSCORED)
+    text = json.dumps(document).replace("NaN", "null")
+    assert text.count('"value": null') == 2
+    path = tmp_path / "null.json"
+    path.write_text(text)
+    by_grade = load_one(path, scorer="grade")
+    assert by_grade.outcomes()["flaky"] == "PSPS"
+    assert by_grade.counts() == (20, 12, 1, 2)
+    flaky = by_grade.table.stimuli[("mock_reliability", "flaky")]
+    assert flaky.messages == ["unscored by 'grade': Grade not found in model output"] * 2
+    assert any("2 trial(s) are unscored by 'grade'" in w for w in by_grade.warnings)
+    # Under the chosen key of a dict-valued scorer, where Inspect's own type allows None.
+    rubric = _rubric_log(tmp_path)
+    rubric.write_text(rubric.read_text().replace("NaN", "null"))
+    by_key = load_one(rubric, scorer="rubric.relevance")
+    assert by_key.outcomes() == RELEVANCE
+    assert by_key.counts() == (20, 9, 1, 1)
+    # And in an .eval archive's summaries.
+    source = INSPECT / "mock_reliability-deflate.eval"
+    with zipfile.ZipFile(source) as archive:
+        summaries = json.loads(archive.read("summaries.json"))
+    _unscore(summaries, "grade", UNSCORED)
+    archived = tmp_path / "null.eval"
+    summaries_text = json.dumps(summaries).replace("NaN", "null").encode()
+    _rezip(source, archived, {"summaries.json": summaries_text})
+    assert load_one(archived, scorer="grade").outcomes()["flaky"] == "PSPS"
+    # A null from a scorer that did not decide changes nothing.
+    assert load_one(archived).outcomes() == MATCH
 
 
 def test_pieces_with_nan_are_parsed_whole(
