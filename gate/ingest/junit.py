@@ -40,7 +40,8 @@ recognised from how the usual plugins write them:
   children, below.
 * Maven Surefire: ``<flakyFailure>``/``<flakyError>`` children are failed
   attempts before the final pass; ``<rerunFailure>``/``<rerunError>`` are
-  failed reruns after the first failure.
+  failed reruns after the first failure. Reruns stop at the first pass: the same
+  warning as for pytest-rerunfailures names the re-run stimuli.
 
 ``<error>`` is status error, ``<failure>`` a failed trial, ``<skipped>``
 skipped, and so is a googletest testcase with ``status="notrun"`` (a disabled
@@ -568,6 +569,7 @@ def read(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
         )
     rerun = _reruns(path, parser.suite_marks, cases, names, stimulus, suite, order, same)
     _warn_gradle_retries(path, parser.suite_marks, cases, names, stimulus, suite, order, same)
+    _warn_surefire_reruns(path, cases, names, stimulus)
     # The trials of a stimulus: by repeat index, then in the order written (Surefire's
     # flaky attempts before the final one, its reruns after).
     yield from _trials(path, options, cases, names, stimulus, index, rerun, keep)
@@ -802,6 +804,12 @@ class _RetryTool(NamedTuple):
 _RERUNFAILURES = _RetryTool(
     "pytest-rerunfailures re-ran", "rerun", "reruns", "pytest-repeat --count N"
 )
+_SUREFIRE_RERUN = _RetryTool(
+    "Maven Surefire's rerunFailingTestsCount (or Gradle's test-retry with mergeReruns) re-ran",
+    "rerun",
+    "reruns",
+    "JUnit 5 @RepeatedTest, TestNG invocationCount",
+)
 _GRADLE_RETRY = _RetryTool(
     "Gradle's test-retry plugin retried",
     "retry",
@@ -827,7 +835,26 @@ def _warn_reruns(
     test = np.cumsum(np.concatenate(([True], ~same[:-1])))  # in sorted order, each copy's test
     copies = np.bincount(test)
     reruns = int(copies[test[rerun[order]]].max()) - 1
-    count, shown = _listed(names, stimulus, rerun)
+    _say_retried(path, tool, *_listed(names, stimulus, rerun), reruns)
+
+
+def _warn_surefire_reruns(path: str, cases: _Cases, names: list[str], stimulus: Any) -> None:
+    """Say that Surefire (or Gradle with ``mergeReruns``) re-ran failing tests until they
+    passed: its ``<flakyFailure>``/``<rerunFailure>`` children are read as the attempts they
+    are, but those attempts stop at the first pass like any retry."""
+    import numpy as np
+
+    if not cases.extra:
+        return
+    rerun = np.zeros(len(cases), dtype=bool)
+    rerun[list(cases.extra)] = True
+    reruns = max(max(len(flaky), len(again)) for flaky, again in cases.extra.values())
+    _say_retried(path, _SUREFIRE_RERUN, *_listed(names, stimulus, rerun), reruns)
+
+
+def _say_retried(path: str, tool: _RetryTool, count: int, shown: str, reruns: int) -> None:
+    """The warning for ``count`` stimuli (the first ``shown``) that ``tool`` ran again, at
+    most ``reruns`` times each, until they passed."""
     warn(
         path,
         f"{tool.did} {count} failing {'stimulus' if count == 1 else 'stimuli'} "

@@ -125,6 +125,17 @@ def test_surefire_flaky_and_rerun_children() -> None:
             for m in record.trial_messages] == [("failed", 0, 8), ("errored", 1, 8)]  # fmt: skip
     where = record.where[0]
     assert where is not None and where.line == 8
+    # Reruns stop at the first pass: said, with the most reruns of a test (the property's 2).
+    assert loaded.warnings == [
+        f"{JUNIT / 'surefire-rerun.xml'}: Maven Surefire's rerunFailingTestsCount (or Gradle's "
+        "test-retry with mergeReruns) re-ran 2 failing stimuli (up to 2 reruns): "
+        "com.example.agent.CheckoutAgentTest::refundsOrder, "
+        "com.example.agent.CheckoutAgentTest::cancelsOrder. Reruns stop at the first pass "
+        "(retry until pass), so these attempts are no fixed number of independent trials: the "
+        "pass rate of these stimuli leans high, and a run that passed in the end shows the "
+        "probability of passing within 3 attempts, not in one. To measure one attempt, repeat "
+        "the tests a fixed number of times (JUnit 5 @RepeatedTest, TestNG invocationCount)"
+    ]
 
 
 def test_repeat_lookalike_parameters_stay_parameters(tmp_path: Path) -> None:
@@ -608,3 +619,7 @@ def test_gradle_merged_reruns_read_as_surefire_children(tmp_path: Path) -> None:
     assert loaded.outcomes() == {"com.example.AgentTest::refundsOrder()": "FP"}
     record = loaded.table.stimuli[("default", "com.example.AgentTest::refundsOrder()")]
     assert record.messages == ["expected: <REFUNDED> but was: <PENDING>"]
+    assert [w.partition(": ")[2][:74] for w in loaded.warnings] == [
+        "Maven Surefire's rerunFailingTestsCount (or Gradle's test-retry with merge"
+    ]
+    assert "re-ran 1 failing stimulus (up to 1 rerun): " in loaded.warnings[0]
