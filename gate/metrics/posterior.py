@@ -55,6 +55,9 @@ _EDGE = 1e-9
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 #: Distinct counts handled at once (bounds the (μ, κ, counts) temporaries).
 _CHUNK = 64
+#: The grid's likelihood costs ~0.5 ms per distinct count (of passes, failures and trials):
+#: past this many, (μ, κ) are learned from a seeded random subset of the stimuli.
+_MAX_DISTINCT = 1_500
 
 
 def _log_gamma(x: FloatArray) -> FloatArray:
@@ -92,6 +95,22 @@ def _mean_grid(n: npt.NDArray[np.int64], c: npt.NDArray[np.int64]) -> FloatArray
     return np.unique(np.concatenate([1.0 / (1.0 + np.exp(-_GLOBAL_LOGITS)), local]))
 
 
+def _population_sample(
+    n: npt.NDArray[np.int64], c: npt.NDArray[np.int64], rng: np.random.Generator
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The stimuli that (μ, κ) are learned from: all of them, unless their counts take more
+    than ``_MAX_DISTINCT`` distinct values (thousands of trials per stimulus, each suite a
+    different number), where the grid would take seconds to minutes. Then a random subset
+    of a third of that many stimuli (drawn from ``rng``): it knows the population less
+    well, so runs may draw more widely and the advice errs toward more trials. Every
+    stimulus still draws its rate from its own trials."""
+    distinct = np.unique(c).size + np.unique(n - c).size + np.unique(n).size
+    if distinct <= _MAX_DISTINCT:
+        return n, c
+    chosen = np.sort(rng.choice(n.size, size=_MAX_DISTINCT // 3, replace=False))
+    return n[chosen], c[chosen]
+
+
 def posterior_rates(
     n: npt.ArrayLike, c: npt.ArrayLike, runs: int, rng: np.random.Generator
 ) -> FloatArray:
@@ -115,16 +134,17 @@ def posterior_rates(
     c_arr = np.asarray(c, dtype=np.int64).ravel()
     if n_arr.size == 0:
         return np.zeros((runs, 0))
-    mu = _mean_grid(n_arr, c_arr)[:, None]
+    n_fit, c_fit = _population_sample(n_arr, c_arr, rng)
+    mu = _mean_grid(n_fit, c_fit)[:, None]
     kappa = _KAPPA[None, :]
     a, b = kappa * mu, kappa * (1.0 - mu)
     # log of Πᵢ B(cᵢ + a, nᵢ − cᵢ + b) / B(a, b): Γ terms of the passes, the failures and
     # the trials, each summed over the distinct counts, and the population's own terms.
     log_likelihood = (
-        _summed_log_gamma(a, c_arr)
-        + _summed_log_gamma(b, n_arr - c_arr)
-        - _summed_log_gamma(np.broadcast_to(kappa, a.shape).copy(), n_arr)
-        - n_arr.size * (_log_gamma(a) + _log_gamma(b) - _log_gamma(np.broadcast_to(kappa, a.shape)))
+        _summed_log_gamma(a, c_fit)
+        + _summed_log_gamma(b, n_fit - c_fit)
+        - _summed_log_gamma(np.broadcast_to(kappa, a.shape).copy(), n_fit)
+        - n_fit.size * (_log_gamma(a) + _log_gamma(b) - _log_gamma(np.broadcast_to(kappa, a.shape)))
     )
     # Both priors uniform: on the log-spaced κ every point weighs the same; each μ point
     # weighs the width of μ it stands for.

@@ -283,3 +283,26 @@ def test_a_plan_from_a_3_trial_pilot_decides_about_80_percent() -> None:
     print(f"predictive: {result[True].line()}\nplug-in: {result[False].line()}")
     assert result[True].decided >= AT_LEAST
     assert result[False].decided <= result[True].decided - 0.06
+
+
+def test_large_suites_are_simulated_within_a_budget() -> None:
+    """An advice at 100,000 stimuli took 74 s and 1.1 GB (200 runs of every stimulus, and
+    the population grid over every distinct count): the runs shrink past 10,000 stimuli,
+    and (μ, κ) are learned from a random subset when the counts take too many values."""
+    from gate.metrics.decision import _runs
+    from gate.metrics.posterior import _MAX_DISTINCT, _population_sample, posterior_rates
+
+    assert [_runs(m) for m in (10, 2_000, 10_000, 20_000, 100_000, 1_000_000)] == [
+        1_000, 1_000, 200, 100, 20, 20,
+    ]  # fmt: skip
+    rng = np.random.default_rng(9)
+    few_values = (np.full(5_000, 100), rng.binomial(100, 0.8, size=5_000))
+    assert _population_sample(*few_values, rng)[0].size == 5_000  # ≤ 101 + 101 + 1 values
+    n = rng.integers(1_000, 1_000_000, size=5_000)
+    c = rng.binomial(n, rng.uniform(0.5, 0.95, size=5_000))
+    fit_n, fit_c = _population_sample(n, c, np.random.default_rng(0))
+    assert fit_n.size == _MAX_DISTINCT // 3
+    assert set(zip(fit_n, fit_c, strict=True)) <= set(zip(n, c, strict=True))
+    # Each stimulus still draws its rate from its own trials: thousands of them pin it.
+    draws = posterior_rates(n, c, 50, np.random.default_rng(0))
+    assert np.abs(draws.mean(axis=0) - c / n).max() < 0.01
