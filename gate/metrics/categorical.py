@@ -39,10 +39,12 @@ __all__ = [
     "avg_ci",
     "avg_ci_counts",
     "avg_counts",
+    "avg_each_counts",
     "bayes",
     "bayes_ci",
     "bayes_ci_counts",
     "bayes_counts",
+    "bayes_each_counts",
     "max_at_k",
     "max_at_k_ci",
     "max_at_k_ci_counts",
@@ -183,6 +185,26 @@ def bayes_counts(
     return _bayes(categorical_bank_from_counts(counts, w, prior_counts))
 
 
+def bayes_each_counts(
+    counts: npt.ArrayLike,
+    w: npt.ArrayLike | None = None,
+    prior_counts: npt.ArrayLike | None = None,
+) -> FloatArray:
+    """Bayes@N of each stimulus alone: :func:`bayes_counts` of every row on its own, at once.
+
+    Row i's posterior mean reward ``Σ_j w_j (1 + D_ij + N_ij) / T_i``.
+
+    >>> bayes_each_counts([[1, 2, 2], [0, 0, 5]], [0.0, 0.5, 1.0]).tolist()
+    [0.5625, 0.8125]
+    """
+    bank = categorical_bank_from_counts(counts, w, prior_counts)
+    offset, scale, normalised = _scaled(bank.weights)
+    if scale == 0.0:
+        return np.full(bank.size, offset)
+    mean, _ = _dirichlet_moments(bank.posterior_counts(), normalised)
+    return np.asarray(offset + scale * mean, dtype=np.float64)
+
+
 def bayes_ci_counts(
     counts: npt.ArrayLike,
     w: npt.ArrayLike | None = None,
@@ -254,6 +276,21 @@ def avg_counts(counts: npt.ArrayLike, w: npt.ArrayLike | None = None) -> MeanSig
     0.7
     """
     return _avg(categorical_bank_from_counts(counts, w))
+
+
+def avg_each_counts(counts: npt.ArrayLike, w: npt.ArrayLike | None = None) -> FloatArray:
+    """avg@N of each stimulus alone (its mean reward): :func:`avg_counts` of every row, at once.
+
+    >>> avg_each_counts([[2, 3], [1, 4], [0, 5]]).tolist()
+    [0.6, 0.8, 1.0]
+    """
+    bank = categorical_bank_from_counts(counts, w)
+    offset, scale, normalised = _scaled(bank.weights)
+    if scale == 0.0:
+        return np.full(bank.size, offset)
+    return np.asarray(
+        offset + scale * (bank.counts @ normalised) / bank.counts.sum(axis=1), dtype=np.float64
+    )
 
 
 def avg_ci_counts(

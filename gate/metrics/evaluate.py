@@ -325,10 +325,14 @@ def _each_alone(
 ) -> FloatArray:
     """Each stimulus's value of a suite-level metric: the metric on that stimulus alone.
 
-    Evaluated once per distinct row of the data (a suite has few) and scattered.
+    All at once where the metric has a form for it (``recipe.alone``), else evaluated once
+    per distinct row of the data (a suite has few, unless its stimuli ran thousands of
+    trials each) and scattered.
     """
     recipe = metric.info.recipe
     assert recipe.values is not None
+    if recipe.alone is not None:
+        return np.asarray(recipe.alone(*args, **kwargs), dtype=np.float64)
     rows = np.column_stack(args) if recipe.data == "counts" else args[0]
     distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
     values = np.empty(distinct.shape[0])

@@ -124,7 +124,8 @@ class Recipe:
     stimulus's outcomes in trial order) or ``"usage"`` (per-trial usage values).
     ``values``: counts form or per-stimulus function; ``per_stimulus``: whether it
     returns per-stimulus values (else a suite value, and each stimulus's value is
-    the metric on that stimulus alone); ``interval``: the ``*_ci_counts`` form.
+    the metric on that stimulus alone: ``alone`` gives them all at once, else the metric
+    is evaluated once per distinct row); ``interval``: the ``*_ci_counts`` form.
     """
 
     data: Literal["counts", "categories", "ordered", "usage"]
@@ -132,6 +133,7 @@ class Recipe:
     per_stimulus: bool = True
     interval: Callable[..., Any] | None = None
     usage_path: tuple[str, str] | None = None
+    alone: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -307,6 +309,7 @@ def _categorical(
     estimator: str,
     estimand: str,
     method: str,
+    alone: Callable[..., Any] | None = None,
 ) -> MetricInfo:
     point = getattr(categorical, name)
     interval_function = getattr(categorical, f"{name}_ci")
@@ -326,7 +329,7 @@ def _categorical(
         interval_function=interval_function,
         estimand=estimand,
         interval_method=method,
-        recipe=Recipe("categories", values, per_stimulus, interval),
+        recipe=Recipe("categories", values, per_stimulus, interval, alone=alone),
     )
 
 
@@ -432,6 +435,7 @@ def _catalogue() -> dict[str, MetricInfo]:
         _categorical(
             "bayes", "Bayes@N: posterior mean reward (uniform Dirichlet prior)",
             categorical.bayes_counts, categorical.bayes_ci_counts, per_stimulus=False,
+            alone=categorical.bayes_each_counts,
             estimator="Bayes@N posterior mean (uniform Dirichlet prior), mean over stimuli",
             # What the interval covers, simulated (tests/metrics/test_bayes_coverage.py): the
             # score's own expectation, which shrinks toward the prior; not the mean reward.
@@ -445,6 +449,7 @@ def _catalogue() -> dict[str, MetricInfo]:
         _categorical(
             "avg", "avg@N: mean reward per stimulus, averaged (the pass rate for pass/fail)",
             categorical.avg_counts, categorical.avg_ci_counts, per_stimulus=False,
+            alone=categorical.avg_each_counts,
             estimator="mean over stimuli of each stimulus's mean reward",
             estimand=f"mean expected reward w·pi_i, over {_LATENT}",
             method="avg@N ± z·(T/N)·sigma_Bayes (Bayes@N, uniform prior), normal approx.",

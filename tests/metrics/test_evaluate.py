@@ -381,3 +381,38 @@ def test_value_at_bound_and_judge_stimuli() -> None:
     assert judge_stimuli([0.3], minimum=0.3) == ((), 0, 0.3)  # on the bound passes
     with pytest.raises(ValueError, match="give minimum, maximum or both"):
         judge_stimuli([0.3])
+
+
+def test_bayes_and_avg_of_each_stimulus_alone_match_the_metric_on_that_stimulus() -> None:
+    """Each stimulus's Bayes@N and avg@N come from one vectorised form, not a loop over
+    distinct rows (95,000 distinct rows took 20 s): the same values as the suite metric on
+    each stimulus alone, and the hand formulas (c + 1)/(n + 2) and c/n for pass/fail."""
+    from gate.metrics.categorical import (
+        avg_counts,
+        avg_each_counts,
+        bayes_counts,
+        bayes_each_counts,
+    )
+
+    rng = np.random.default_rng(5)
+    counts = rng.integers(0, 7, size=(300, 4))
+    counts[:, 0] += 1  # every row has trials
+    weights = np.array([0.0, 0.25, 0.5, 1.0])
+    prior = rng.integers(0, 3, size=(300, 4))
+    rows = list(zip(counts, prior, strict=True))
+    for each, alone in (
+        (bayes_each_counts(counts, weights), [bayes_counts(r[None], weights).mu for r in counts]),
+        (
+            bayes_each_counts(counts, weights, prior),
+            [bayes_counts(r[None], weights, p[None]).mu for r, p in rows],
+        ),
+        (avg_each_counts(counts, weights), [avg_counts(r[None], weights).mu for r in counts]),
+    ):
+        assert each == pytest.approx(alone, rel=1e-12, abs=1e-15)
+    n = rng.integers(1_000, 1_000_000, size=2_000)
+    c = rng.binomial(n, 0.8)
+    suite = SuiteOutcomes.from_counts(n, c)
+    bayes_value = evaluate(resolve("bayes"), suite)
+    assert bayes_value.per_stimulus == pytest.approx((c + 1) / (n + 2), rel=1e-12)
+    assert bayes_value.value == pytest.approx(np.mean((c + 1) / (n + 2)), rel=1e-12)
+    assert evaluate(resolve("avg"), suite).per_stimulus == pytest.approx(c / n, rel=1e-12)
