@@ -33,7 +33,7 @@ import numpy as np
 
 from gate.config import GateSpec
 from gate.errors import ConfigError
-from gate.metrics.decision import FAIL, INCONCLUSIVE, PASS, _smallest, three_way
+from gate.metrics.decision import FAIL, INCONCLUSIVE, PASS, _runs, _smallest, three_way
 
 if TYPE_CHECKING:
     from gate.gates import GateDecision
@@ -259,7 +259,8 @@ def _more_trials(spec: GateSpec, suite: SuiteScore, level: float) -> int | None:
     chosen = suite.chosen(spec.tag, spec.suite)
     n = np.array([s.trials for s in chosen])
     c = np.array([s.passes for s in chosen])
-    runs = 100
+    # Each run evaluates the metric once: 100 runs at most, fewer past 20,000 stimuli.
+    runs = min(100, _runs(n.size))
     rates = posterior_rates(n, c, runs, np.random.default_rng([20_261_125, 1]))
 
     def probability(m: int) -> float:
