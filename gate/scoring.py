@@ -403,6 +403,12 @@ class SuiteScore:
     left_out: tuple[NotScored, ...] = ()
 
     @cached_property
+    def per_trial(self) -> bool:
+        """Whether some stimulus came as trials (else every one is a counts row: no trial
+        order, no messages, nothing for the views that read them to look for)."""
+        return any(s._record.ordered for s in self.stimuli)
+
+    @cached_property
     def _totals(self) -> dict[str, int]:
         """Counts over the stimuli, summed once (a 100,000-stimulus report asks often)."""
         if not self.stimuli:

@@ -126,6 +126,8 @@ def render_suite(
 def render_reliability(s: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
     """Reference 004's reliability view of the flaky and failing stimuli (with trial order);
     ``ordered``: ``worst_first(s.stimuli)``."""
+    if not s.per_trial:  # a counts file: asking each of 100,000 stimuli took a second
+        return ""
     rows = []
     # The summary is computed only for the rows shown (it costs per trial); the others are
     # counted: a stimulus has one exactly when its trial order is known.
@@ -262,6 +264,8 @@ def render_messages(suite: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
     """Why trials of the suite's failing and flaky stimuli failed, collapsed: each
     stimulus's first messages (``ordered``: ``worst_first(suite.stimuli)``; at most
     :data:`MAX_STIMULUS_ROWS`)."""
+    if not suite.per_trial:  # totals carry no messages
+        return ""
     # Lazily: only the stimuli up to the last one shown have their messages made.
     with_messages = (s for s in ordered if s.passes < s.trials and s.messages)
     chosen = list(itertools.islice(with_messages, MAX_STIMULUS_ROWS))

@@ -438,6 +438,13 @@ def test_large_counts_are_grouped_by_thousands(tmp_path) -> None:
     assert "1,200 flaky stimuli" in summary
     assert "Per stimulus: 1,200 capable but flaky." in summary
     assert "the 10 worst of 1,200 stimuli" in summary
+    # Totals have no trial order and no messages: those views are left out, unasked.
+    outcome = run_check(request)
+    assert not outcome.suite.per_trial
+    assert "Reliability of" not in summary and "Why trials failed" not in summary
+    failing = str(EXAMPLES / "failing" / "results.jsonl")
+    trials = run_check(request_from_options([failing], config=None))
+    assert trials.suite.per_trial
 
 
 def test_the_first_error_message_is_kept_after_three_failures(write_jsonl) -> None:
