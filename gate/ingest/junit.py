@@ -21,7 +21,9 @@ recognised from how the usual plugins write them:
   ``<system-out>``/``<system-err>`` of the suite's own, as Gradle writes; a
   ``go.version`` property, as gotestsum writes); and only when no copy there
   that carries a result element is followed by another copy of its test
-  (reruns stop at the last attempt, the only one that can carry a result).
+  (reruns stop at the last attempt, the only one that can carry a result),
+  and the ``tests`` attribute does not count every copy (pytest counts no
+  rerun; pytest-xdist's ``--dist each`` writes a counted copy per worker).
   Otherwise every copy is an independent trial, with a warning when the
   ``<testsuite>`` shows nothing of its writer (no hostname or timestamp,
   nothing foreign) or is pytest's but breaks that pattern. Reruns go on until
@@ -222,6 +224,8 @@ class _Parser:
         self._suite_ids: list[int] = []
         #: per <testsuite> (by number, 0 for testcases outside any), what shows of its writer.
         self.suite_marks = bytearray(1)
+        #: per <testsuite>, its ``tests`` attribute (-1 when absent or not a count).
+        self.suite_tests = array("q", [-1])
         # The open testcase: its depth, attributes, line and suite, its result children so far.
         self._case_depth = -1
         self._case: tuple[dict[str, str], int, int] | None = None
@@ -303,6 +307,8 @@ class _Parser:
             if attributes.get("errors") == "0":
                 marks |= _ERRORS_ZERO
             self.suite_marks.append(marks)
+            tests = attributes.get("tests", "")
+            self.suite_tests.append(int(tests) if tests.isdigit() and len(tests) < 19 else -1)
 
     def _open_case(self, attributes: dict[str, str], position: int) -> None:
         if "name" not in attributes:
@@ -567,7 +573,9 @@ def read(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
             & (index[order[1:]] == index[order[:-1]])
             & (suite[order[1:]] == suite[order[:-1]])
         )
-    rerun = _reruns(path, parser.suite_marks, cases, names, stimulus, suite, order, same)
+    rerun = _reruns(
+        path, parser.suite_marks, parser.suite_tests, cases, names, stimulus, suite, order, same
+    )
     _warn_gradle_retries(path, parser.suite_marks, cases, names, stimulus, suite, order, same)
     _warn_surefire_reruns(path, cases, names, stimulus)
     # The trials of a stimulus: by repeat index, then in the order written (Surefire's
@@ -717,6 +725,7 @@ def _trials(
 def _reruns(
     path: str,
     marks: bytearray,
+    suite_tests: array[int],
     cases: _Cases,
     names: list[str],
     stimulus: Any,
@@ -733,7 +742,10 @@ def _reruns(
     (hostname and timestamp, no attribute, own output or go.version property pytest never
     writes) and its copies keep to how reruns are written: the reruns stop at the last
     attempt, the only one that can carry a result, so no copy with a result element is ever
-    followed by another copy of its test. Every other copy is an independent trial.
+    followed by another copy of its test, and its ``tests="N"`` does not count them (pytest
+    counts only attempts with an outcome, and a rerun's is "rerun"). pytest-xdist's
+    ``--dist each`` writes a copy per worker, each counted: copies that ``tests`` counts
+    are independent repeats. Every other copy is an independent trial.
     """
     import numpy as np
 
@@ -747,9 +759,23 @@ def _reruns(
     broken = np.zeros(len(mark), dtype=bool)  # suites where a copy with a result has a successor
     broken[suite[earlier_copy & results]] = True
     pytest = mark == _HOST_AND_TIME
-    rerun = empty_before & (pytest & ~broken)[suite]
+    # Every <testcase> written, a teardown error's own one too (pytest counts it).
+    counted = np.frombuffer(suite_tests, dtype=np.int64) == np.bincount(
+        suite, minlength=len(mark)
+    )
+    rerun = empty_before & (pytest & ~broken & ~counted)[suite]
     if rerun.any():
         _warn_reruns(path, names, stimulus, rerun, order, same)
+    shown = _shown(names, stimulus, empty_before & (pytest & ~broken & counted)[suite])
+    if shown:
+        warn(
+            path,
+            "copies of one test in a <testsuite> shaped as pytest writes it are read as "
+            "independent repeats (as pytest-xdist --dist each writes them), not "
+            "pytest-rerunfailures reruns: the suite's tests attribute counts every copy, and "
+            f"pytest does not count a rerun. A copy with no result element is then a pass "
+            f"({shown})",
+        )
     shown = _shown(names, stimulus, empty_before & ((mark == 0) & ~broken)[suite])
     if shown:
         # Nothing tells whose report this is: say which reading was taken, and the other.

@@ -220,6 +220,49 @@ def test_fresh_reports_from_the_real_plugins(tmp_path: Path) -> None:
     assert _names(both.outcomes())["test_flaky"] == "PFP"  # repeat 2 failed, then its rerun passed
 
 
+@pytest.mark.slow
+def test_fresh_xdist_dist_each_copies_are_repeats_not_reruns(tmp_path: Path) -> None:
+    """pytest-xdist --dist each runs every test on every worker and writes each run as a copy
+    with no result element when it passed, as pytest-rerunfailures writes a failed attempt.
+    The suite's tests="N" counts the copies (pytest counts no rerun): a suite of all-passing
+    copies was read as reruns, a passing test as failing twice."""
+    pytest.importorskip("xdist")
+    each = load_one(_run_pytest(tmp_path, "-n", "2", "--dist", "each"))
+    outcomes = _names(each.outcomes())
+    assert outcomes["test_ok"] == "PP" and outcomes["test_param[a]"] == "PP"
+    assert outcomes["test_err"] == "FF" and outcomes["test_skip"] == "SS"
+    # Only passing copies: nothing but the count tells them from reruns.
+    passing = load_one(_run_pytest(tmp_path, "-n", "2", "--dist", "each", "-k", "test_ok"))
+    assert _names(passing.outcomes()) == {"test_ok": "PP"}
+    assert not any("re-ran" in w for w in each.warnings + passing.warnings)
+
+
+def test_copies_that_tests_counts_are_repeats_as_xdist_writes_them() -> None:
+    """A real pytest-xdist 3.8 --dist each report (3 workers, pytest 9.2) of a passing test."""
+    loaded = load_one(JUNIT / "pytest-xdist-each.xml")
+    assert loaded.outcomes() == {"test_s::test_ok": "PPP"}
+    assert loaded.warnings == [
+        f"{JUNIT / 'pytest-xdist-each.xml'}: copies of one test in a <testsuite> shaped as "
+        "pytest writes it are read as independent repeats (as pytest-xdist --dist each writes "
+        "them), not pytest-rerunfailures reruns: the suite's tests attribute counts every "
+        "copy, and pytest does not count a rerun. A copy with no result element is then a "
+        "pass (1 stimulus: test_s::test_ok)"
+    ]
+
+
+@pytest.mark.parametrize(("tests", "read"), [("3", "PPF"), ("1", "FFF")])
+def test_the_tests_attribute_tells_repeats_from_reruns(
+    tmp_path: Path, tests: str, read: str
+) -> None:
+    """Two passing copies, then a failing last one: repeats when tests="3" counts them all
+    (xdist --dist each), reruns that ran out when it counts one (rerunfailures)."""
+    copy = '<testcase classname="t" name="test_x" time="0.1"/>'
+    failed = '<testcase classname="t" name="test_x"><failure message="no"/></testcase>'
+    path = tmp_path / "copies.xml"
+    path.write_text(PYTEST_SUITE.format(copy * 2 + failed).replace('tests="3"', f'tests="{tests}"'))
+    assert load_one(path).outcomes() == {"t::test_x": read}
+
+
 def test_a_time_that_is_not_a_finite_number_is_no_duration(tmp_path: Path) -> None:
     from gate.ingest import IngestOptions
     from gate.ingest.junit import read
@@ -288,7 +331,8 @@ def test_what_a_rerun_pass_rate_estimates(tmp_path: Path) -> None:
     passed_in_the_end = Fraction(0)
     for number, (attempts, probability) in enumerate(runs.items()):
         path = tmp_path / f"run{number}.xml"
-        path.write_text(PYTEST_SUITE.format("".join(attempts)))
+        # pytest's tests="N" counts the final attempt only: a rerun's outcome is "rerun".
+        path.write_text(PYTEST_SUITE.format("".join(attempts)).replace('tests="3"', 'tests="1"'))
         record = load_one(path).table.stimuli[("default", "t::test_x")]
         mean_rate += probability * Fraction(record.c(), record.n())
         passed_in_the_end += probability * record.passed[-1]
@@ -354,7 +398,7 @@ def test_a_teardown_error_on_the_last_rerun_is_part_of_it(tmp_path: Path) -> Non
             copy * 2 + '<testcase classname="t" name="test_x" time="0.001">'
             '<failure message="Exception: Call Exception">call traceback</failure></testcase>'
             f'<testcase classname="t" name="test_x" time="0.000">{TEARDOWN_ERROR}</testcase>'
-        )
+        ).replace('tests="3"', 'tests="2"')  # the final failure and its teardown error
     )
     loaded = load_one(path)
     assert loaded.outcomes() == {"t::test_x": "FFF"}
