@@ -532,6 +532,19 @@ def _tau_bench_orjson_refuses(folder: Path) -> Invocation:
     return cli(folder, str(path), "--format", "tau-bench")
 
 
+def _advice_on_30k_stimuli(folder: Path) -> Invocation:
+    """30,000 stimuli as counts, each with its own 1,000 to 10⁶ trials, the suite's pass rate
+    on the target: an inconclusive gate whose advice simulated 200 runs of every stimulus
+    on a posterior summed over 90,000 distinct counts (over a minute); now seconds."""
+    path = folder / "counts.jsonl"
+    with path.open("w", encoding="ascii") as handle:
+        for i in range(30_000):
+            n = 1_000 + (i * 7_919) % 999_000
+            handle.write(f'{{"stimulus": "s{i}", "n": {n}, "c": {round(n * 0.8)}}}\n')
+    args = ["--format", "counts", "--min-pass-rate", "0.8", "--bound", "interval", "--k", "1"]
+    return Invocation("cli", ["check", str(path), *args], folder)
+
+
 def _document(folder: Path, name: str, document: object, *args: str) -> Invocation:
     path = folder / name
     path.write_text(json.dumps(document))
@@ -805,6 +818,7 @@ def probes() -> list[Probe]:
         # -- values past the float range, wrong JSON types ----------------------------------------
         Probe("lone-surrogates", _surrogates, 1, "FAIL"),
         Probe("tau-bench-200k-elements-orjson-refuses", _tau_bench_orjson_refuses, 0, "PASS"),
+        Probe("advice-on-30k-stimuli-each-its-own-n", _advice_on_30k_stimuli, 3, "INCONCLUSIVE"),
         Probe(
             "inspect-score-beyond-float",
             lambda f: _document(f, "i.json", _inspect_log(HUGE)),
