@@ -295,6 +295,9 @@ def test_large_suites_are_simulated_within_a_budget() -> None:
     assert [_runs(m) for m in (10, 2_000, 10_000, 20_000, 100_000, 1_000_000)] == [
         1_000, 1_000, 200, 100, 20, 20,
     ]  # fmt: skip
+    from gate.planning import _runs as plan_runs  # a 100,000-stimulus pilot: 82 s, 1.07 GB
+
+    assert [plan_runs(m) for m in (10, 2_000, 20_000, 100_000)] == [2_000, 2_000, 200, 40]
     rng = np.random.default_rng(9)
     few_values = (np.full(5_000, 100), rng.binomial(100, 0.8, size=5_000))
     assert _population_sample(*few_values, rng)[0].size == 5_000  # ≤ 101 + 101 + 1 values
