@@ -295,7 +295,11 @@ def _count_gate(
         per: tuple[tuple[str, int | None], ...] = ()
         if result.stimuli is not None:
             each = stimulus_more_trials(rule, n, c)
-            per = tuple((x, m) for x, m in zip(names, each, strict=True) if x in undecided)
+            per = tuple(
+                (x, m)
+                for x, m, code in zip(names, each, codes, strict=True)
+                if code == INCONCLUSIVE
+            )
         advice = Advice(more_trials=more_trials(rule, n, c), stimuli=per)
     return GateDecision(
         spec=spec,

@@ -707,24 +707,22 @@ def stimulus_more_trials(
     c_arr = np.asarray(c, dtype=np.int64).ravel()
     now = rule.evaluate(n_arr, c_arr).stimuli
     assert now is not None, "a scope='stimuli' rule"
-    answer: list[int | None] = [0 if code != INCONCLUSIVE else None for code in now[0]]
-    open_ = [i for i, a in enumerate(answer) if a is None]
-    if not open_:
-        return answer
+    # -1: not decided yet (within the grid so far); 0: decided now.
+    answer = np.where(now[0] != INCONCLUSIVE, 0, -1)
+    if answer.min() == 0:
+        return [0] * answer.size
     runs = _runs(n_arr.size)
     p = _future_rates(n_arr, c_arr, runs, seed, predictive)
     m = 1
-    while open_ and m <= cap:
+    while m <= cap and answer.min() < 0:
         rng = np.random.default_rng(seed)
         extra = rng.binomial(m, p)
         codes = rule.evaluate(n_arr + m, c_arr + extra).stimuli
         assert codes is not None
         rate = np.mean(codes != INCONCLUSIVE, axis=0)
-        for i in [i for i in open_ if rate[i] >= power]:
-            answer[i] = m
-        open_ = [i for i in open_ if answer[i] is None]
+        answer[(answer < 0) & (rate >= power)] = m
         m = max(m + 1, math.ceil(m * 1.25))
-    return answer
+    return [None if a < 0 else a for a in answer.tolist()]
 
 
 def more_trials_paired(
