@@ -424,10 +424,11 @@ def _sequential_gate(
             # Each undecided stimulus on its own sequence (its pass side; the fail side's
             # Bonferroni level is stricter, so this may understate what a failure needs).
             alone = replace(rule, scope="suite")
+            open_ = set(undecided)
             per = tuple(
                 (name, more_trials_sequential(alone, [x]))
                 for name, x in zip(names, outcomes, strict=True)
-                if name in undecided
+                if name in open_
             )
             found = [m for _, m in per if m is not None]
             advice = Advice(more_trials=max(found) if found else None, stimuli=per)
