@@ -46,6 +46,7 @@ from gate.metrics.decision import (
     stimulus_bounds,
     stimulus_estimates,
     stimulus_more_trials,
+    stimulus_more_trials_sequential,
 )
 from gate.metrics.intervals import method_label
 from gate.scoring import Metric, SuiteScore, metric_values
@@ -425,11 +426,9 @@ def _sequential_gate(
             # Bonferroni level is stricter, so this may understate what a failure needs).
             alone = replace(rule, scope="suite")
             open_ = set(undecided)
-            per = tuple(
-                (name, more_trials_sequential(alone, [x]))
-                for name, x in zip(names, outcomes, strict=True)
-                if name in open_
-            )
+            chosen = [(name, x) for name, x in zip(names, outcomes, strict=True) if name in open_]
+            each = stimulus_more_trials_sequential(alone, [x for _, x in chosen])
+            per = tuple((name, m) for (name, _), m in zip(chosen, each, strict=True))
             found = [m for _, m in per if m is not None]
             advice = Advice(more_trials=max(found) if found else None, stimuli=per)
     degree = 1 if spec.metric == "pass_rate" else k

@@ -457,14 +457,19 @@ class SequentialRule:
         per = [round_sums([x], self.metric, self.k).sums for x in outcomes]
         lows, highs, values = np.zeros(m), np.ones(m), np.full(m, np.nan)
         strict_lows, strict_highs = np.zeros(m), np.ones(m)
+        # The stimuli with as many rounds as each other in one call (its rows are
+        # independent sequences): one at a time took 7 ms each, 70 s for 10,000.
+        by_rounds: dict[int, list[int]] = {}
         for i, sums in enumerate(per):
-            if sums.size == 0:
-                continue
-            both = confidence_sequence(sums, 1, self.confidence)
-            strict = confidence_sequence(sums, 1, 1.0 - alpha / m)
-            lows[i], highs[i] = both.lower[-1], both.upper[-1]
-            strict_lows[i], strict_highs[i] = strict.lower[-1], strict.upper[-1]
-            values[i] = sums.sum() / sums.size
+            if sums.size:
+                by_rounds.setdefault(sums.size, []).append(i)
+        for size, rows in by_rounds.items():
+            matrix = np.stack([per[i] for i in rows])
+            both = confidence_sequence(matrix, 1, self.confidence)
+            strict = confidence_sequence(matrix, 1, 1.0 - alpha / m)
+            lows[rows], highs[rows] = both.lower[:, -1], both.upper[:, -1]
+            strict_lows[rows], strict_highs[rows] = strict.lower[:, -1], strict.upper[:, -1]
+            values[rows] = matrix.sum(axis=1) / size
         if self.precision:
             codes = self._decide(lows, highs)
         elif self.direction == "min":
@@ -818,6 +823,32 @@ def more_stimuli(
         return _decided(rule.decide_bounds(lower, upper))
 
     return _smallest(probability, power, cap, start=d.size + 1)
+
+
+def stimulus_more_trials_sequential(
+    rule: SequentialRule,
+    outcomes: list[npt.ArrayLike],
+    *,
+    power: float = 0.8,
+    seed: int = _SEED,
+    cap: int = MAX_MORE_TRIALS,
+) -> list[int | None]:
+    """:func:`more_trials_sequential` of each stimulus on its own (``rule``: scope "suite").
+
+    One stimulus enters that simulation only through its trials, its passes and its
+    passing blocks, so the search runs once per distinct tally of the three: thousands of
+    stimuli take as long as their few tallies (10,000 searches took over 5 minutes).
+    """
+    found: dict[tuple[int, int, int], int | None] = {}
+    answer: list[int | None] = []
+    for x in outcomes:
+        trials = np.asarray(x, dtype=np.float64).ravel()
+        blocks = round_sums([trials], rule.metric, rule.k).sums
+        tally = (trials.size, int(trials.sum()), int(blocks.sum()))
+        if tally not in found:
+            found[tally] = more_trials_sequential(rule, [trials], power=power, seed=seed, cap=cap)
+        answer.append(found[tally])
+    return answer
 
 
 def more_trials_sequential(
