@@ -49,6 +49,7 @@ from gate.metrics.decision import (
     PairedRule,
     PointRule,
     PrecisionRule,
+    _runs_within,
     _smallest,
 )
 from gate.metrics.posterior import posterior_rates
@@ -67,7 +68,7 @@ _FEWEST_RUNS, _ELEMENTS = 40, 4_000_000
 
 
 def _runs(stimuli: int) -> int:
-    return max(_FEWEST_RUNS, min(RUNS, _ELEMENTS // max(stimuli, 1)))
+    return _runs_within(stimuli, _ELEMENTS, RUNS, _FEWEST_RUNS)
 
 
 _SEED = 20_261_124

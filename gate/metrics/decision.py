@@ -603,14 +603,19 @@ class PairedRule:
 # --------------------------------------------------------------------------- advice
 
 
+def _runs_within(stimuli: int, elements: int, most: int, fewest: int) -> int:
+    """Simulated runs for ``stimuli`` stimuli: as many as keep runs × stimuli within
+    ``elements``, but no more than ``most`` and no fewer than ``fewest``."""
+    return int(min(most, max(fewest, elements // max(stimuli, 1))))
+
+
 def _runs(stimuli: int) -> int:
     """Simulated runs per probability for ``stimuli`` stimuli: as many as the element budget
     allows, at most ``_MAX_RUNS``, at least ``_FEWEST_RUNS`` (reached at 100,000 stimuli).
     Past 10,000 stimuli (200 runs) the runs shrink, so that an advice at 100,000 stimuli
     takes seconds and tens of MB, not a minute and a GB; its probability is then coarser
     (± 0.09 at 20 runs instead of ± 0.03 at 200)."""
-    fit = _ELEMENT_BUDGET // max(stimuli, 1)
-    return int(min(_MAX_RUNS, max(_FEWEST_RUNS, fit)))
+    return _runs_within(stimuli, _ELEMENT_BUDGET, _MAX_RUNS, _FEWEST_RUNS)
 
 
 def _future_rates(
