@@ -27,7 +27,8 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import compress, repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from gate import limits
@@ -904,8 +905,15 @@ class TrialTable:
         import numpy as np
 
         records, default = batch.records, batch.suite
-        known = self._row_of.get
-        rows = np.array([known((r.get("suite", default), r["stimulus"]), -1) for r in records])
+        known: Callable[[Any, int], int] = self._row_of.get
+        try:  # keys built and looked up in C: half the time of a Python loop
+            get: Callable[..., Any] = dict.get  # a TypeError for other mappings
+            suites = map(get, records, repeat("suite"), repeat(default))
+            keys = zip(suites, map(itemgetter("stimulus"), records), strict=True)
+            found = list(map(known, keys, repeat(-1)))
+        except TypeError:  # a Mapping that is not a dict
+            found = [known((r.get("suite", default), r["stimulus"]), -1) for r in records]
+        rows = np.array(found, dtype=np.int64)
         for i in np.flatnonzero(rows < 0).tolist():
             suite = records[i].get("suite", default)
             self.spec(suite)

@@ -7,6 +7,7 @@ import json
 import math
 import random
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -102,8 +103,10 @@ def test_the_rule_is_the_written_rule_on_every_kind_of_trial() -> None:
     assert len(seen) == 6  # every branch, both errors
 
 
-def test_a_batch_decides_as_one_trial_at_a_time(tmp_path: Path) -> None:
-    """The same trials as one batch of records and one by one: the same table."""
+@pytest.mark.parametrize("container", [dict, MappingProxyType])
+def test_a_batch_decides_as_one_trial_at_a_time(tmp_path: Path, container: Any) -> None:
+    """The same trials as one batch of records and one by one: the same table, whether the
+    records are dicts (looked up in C) or other mappings."""
     rng = random.Random(4)
     records = []
     for t in range(200):
@@ -116,7 +119,7 @@ def test_a_batch_decides_as_one_trial_at_a_time(tmp_path: Path) -> None:
             record["passed"] = rng.random() < 0.5
         if rng.random() < 0.1:
             record["status"] = "error"
-        records.append(record)
+        records.append(container(record))
     batched, single = TrialTable(), TrialTable()
     for table in (batched, single):
         table.declare_suite(SPECS[1])
