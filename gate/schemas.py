@@ -21,7 +21,7 @@ from gate.errors import InputError, Provenance
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import ValidationError
+    from jsonschema.exceptions import ValidationError, _Error
     from referencing import Registry
 
 SCHEMA_NAMES = ("results", "trial-record", "counts", "config", "report", "common")
@@ -146,15 +146,36 @@ def _describe(error: ValidationError) -> tuple[str, str | None, str | None]:
     if kind == "const":
         return "value not allowed", json.dumps(value), _found(error.instance)
     if kind == "type":
-        return "wrong type", str(value), _found(error.instance)
+        said = _said(error)
+        return "wrong type", f"{value} ({said})" if said else str(value), _found(error.instance)
     if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         sign = _SIGNS[kind]
         return "number out of range", f"a number {sign} {value}", _found(error.instance)
     if kind in ("minLength", "minItems", "minProperties"):
         return "too short", f"at least {value}", _found(error.instance)
-    if kind == "pattern":
-        return "malformed value", f"a string matching {value}", _found(error.instance)
+    if kind in ("oneOf", "anyOf") and (said := _said(error)):
+        return "value not allowed", said, _found(error.instance)
+    if kind == "pattern":  # a regular expression is no answer to a user: the field's words are
+        expected = _said(error) or f"a string matching {value}"
+        return "malformed value", expected, _found(error.instance)
     return error.message, None, None
+
+
+def _said(error: ValidationError) -> str | None:
+    """The first sentence of the failing schema's description, or of the oneOf/anyOf of the
+    same value that holds it (a rate is a number or a string: its words are on the choice)."""
+    level: _Error | None = error
+    while level is not None:
+        described = level.schema.get("description") if isinstance(level.schema, dict) else None
+        if isinstance(described, str) and described:
+            sentence = described.split(". ")[0].rstrip(".")
+            word = sentence.split(" ")[0]
+            plain = word[:1].isupper() and (len(word) == 1 or word[1:].islower())  # not "JSON"
+            return sentence[:1].lower() + sentence[1:] if plain else sentence
+        if level.relative_path:  # the parent judged the object that holds this value
+            return None
+        level = level.parent
+    return None
 
 
 def validate(instance: Any, name: str, where: Provenance) -> None:

@@ -219,3 +219,30 @@ def test_interval_methods_and_default_agree_everywhere(tmp_path: Path) -> None:
     assert GateConfig().interval == "mid-p"
     assert inspect.signature(score_table).parameters["interval"].default == "mid-p"
     assert metrics.rate_interval(1, 2).method == "mid-p with a coverage floor"
+
+
+@pytest.mark.parametrize(
+    ("text", "fragments"),
+    [
+        (  # a pattern error says what a rate is, not the pattern's regular expression
+            'gates:\n  pass_rate: {min: "high"}\n',
+            ["at /gates/pass_rate/min", "expected a rate: a fraction from 0 to 1", 'found "high"'],
+        ),
+        (  # neither choice of the rate's oneOf: the choice's words, not jsonschema's sentence
+            "gates:\n  pass_rate: {min: [0.5]}\n",
+            ["value not allowed", "expected a rate: a fraction from 0 to 1", "found [0.5]"],
+        ),
+        (
+            'gates:\n  metric: {metric: pass_at_k, k: 2, min: "70%"}\n',
+            ["wrong type", "expected number (on the metric's own scale", "no percent strings"],
+        ),
+    ],
+)
+def test_schema_errors_use_the_fields_description(
+    tmp_path: Path, text: str, fragments: list[str]
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, text))
+    message = str(caught.value)
+    assert all(fragment in message for fragment in fragments), message
+    assert "matching" not in message and "is not valid under" not in message

@@ -91,7 +91,11 @@ def test_ragged_stimuli_are_fine(write_jsonl) -> None:
         ('{"stimulus": "a", "trial": 0, "pased": true}', ["unknown field 'pased'"]),
         (
             '{"stimulus": "a", "trial": "0", "passed": true}',
-            ["at /trial", "wrong type", 'found "0"'],
+            ["at /trial", "wrong type", "expected integer (0-based index", 'found "0"'],
+        ),
+        (  # the schema's words, not its regular expression
+            '{"type": "suite", "suite": "s", "schema_version": "2.0"}',
+            ["at /schema_version", 'expected "1" or "1.x", the version of', 'found "2.0"'],
         ),
         (
             '{"stimulus": "a", "trial": 0, "passed": true',
