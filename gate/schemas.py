@@ -153,6 +153,11 @@ def _describe(error: ValidationError) -> tuple[str, str | None, str | None]:
         return "number out of range", f"a number {sign} {value}", _found(error.instance)
     if kind in ("minLength", "minItems", "minProperties"):
         return "too short", f"at least {value}", _found(error.instance)
+    if kind in ("maxLength", "maxItems", "maxProperties"):
+        unit = {"maxLength": "characters", "maxItems": "items", "maxProperties": "fields"}[kind]
+        return "too long", f"at most {value} {unit}", _found(error.instance)
+    if kind == "uniqueItems":
+        return "an item is repeated", "each item once", _found(error.instance)
     if kind in ("oneOf", "anyOf") and (said := _said(error)):
         return "value not allowed", said, _found(error.instance)
     if kind == "pattern":  # a regular expression is no answer to a user: the field's words are

@@ -93,6 +93,18 @@ def test_ragged_stimuli_are_fine(write_jsonl) -> None:
             '{"stimulus": "a", "trial": "0", "passed": true}',
             ["at /trial", "wrong type", "expected integer (0-based index", 'found "0"'],
         ),
+        (  # jsonschema's own sentence repeated the whole name, in Python's quotes
+            '{"stimulus": "%s", "trial": 0, "passed": true}' % ("a" * 1001),
+            ["at /stimulus", "too long; expected at most 1000 characters", 'found "aaa'],
+        ),
+        (
+            '{"stimulus": "a", "trial": 0, "passed": true, "tags": ["x", "x"]}',
+            ["at /tags", "an item is repeated; expected each item once", 'found ["x", "x"]'],
+        ),
+        (  # neither choice of a oneOf: the field's description says what either is
+            '{"stimulus": "a", "trial": 0, "passed": true, "metadata": {"tokens": "5"}}',
+            ["at /metadata/tokens", "an integer ≥ 0, or an object of integers", 'found "5"'],
+        ),
         (  # the schema's words, not its regular expression
             '{"type": "suite", "suite": "s", "schema_version": "2.0"}',
             ["at /schema_version", 'expected "1" or "1.x", the version of', 'found "2.0"'],
