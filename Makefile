@@ -50,8 +50,10 @@ image-test: $(VENV)/.test-installed
 bench: $(VENV)/.test-installed
 	$(BIN)/python bench/metrics.py
 
+# Every format: eval-gate's own and the generic ones, then each tool's (the adapters).
 bench-scale: $(VENV)/.run-installed
 	$(BIN)/python bench/scale.py --linearity
+	$(BIN)/python bench/scale_adapters.py --linearity
 
 bench-scale-adapters: $(VENV)/.run-installed
 	$(BIN)/python bench/scale_adapters.py --linearity
