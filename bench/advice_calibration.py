@@ -262,6 +262,7 @@ def paired_trials_advice(
     drop: tuple[float, float],
     stimuli: int,
     trials: int,
+    spread: float = 0.0,
     *,
     datasets: int,
     futures: int,
@@ -269,13 +270,18 @@ def paired_trials_advice(
     predictive: bool,
 ) -> Calibration:
     """``more_trials_paired``: m more trials per stimulus on both runs. The candidate's rates
-    are the baseline's lowered by one suite-wide drop drawn from U(``drop``)."""
+    are the baseline's lowered by a suite-wide drop drawn from U(``drop``), and with
+    ``spread`` > 0 each stimulus's change also differs from that drop by N(0, ``spread``²):
+    some stimuli regress further, some improve."""
     tally = _Tally()
     rng, future_rngs = _streams(seed, datasets)
     n = np.full(stimuli, trials)
     for future in future_rngs:
         pb = population.draw(rng, stimuli)
-        pc = np.clip(pb - rng.uniform(*drop), 0.0, 1.0)
+        change = -rng.uniform(*drop)
+        if spread > 0.0:  # only then: the uniform-drop scenario keeps its runs
+            change = change + rng.normal(0.0, spread, size=stimuli)
+        pc = np.clip(pb + change, 0.0, 1.0)
         cb, cc = rng.binomial(trials, pb), rng.binomial(trials, pc)
         if rule.evaluate_counts(n, cb, n, cc).outcome[0] != INCONCLUSIVE:
             continue
@@ -448,6 +454,13 @@ SCENARIOS: dict[str, tuple[str, Measure, tuple[object, ...]]] = {
         "lower by U(0, 0.15): more trials on both runs",
         paired_trials_advice,
         (REGRESSION, AROUND_RATE, (0.0, 0.15), 30, 5),
+    ),
+    "paired-trials-spread": (
+        "the same regression gate, 30 paired stimuli × 5 trials, each stimulus's change its "
+        "own: the suite's drop U(0, 0.15) plus N(0, 0.1²) per stimulus (some regress "
+        "further, some improve): more trials on both runs",
+        paired_trials_advice,
+        (REGRESSION, AROUND_RATE, (0.0, 0.15), 30, 5, 0.1),
     ),
     "paired-stimuli": (
         "the same regression gate: more paired stimuli (more_stimuli), 5 trials each",
