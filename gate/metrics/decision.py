@@ -54,7 +54,7 @@ from gate.metrics.paired import (
     alpha_of,
     difference_bounds,
     fisher_worse,
-    holm,
+    holm_rejects,
     paired_bounds_batch,
 )
 from gate.metrics.posterior import posterior_rates
@@ -323,7 +323,7 @@ class IntervalRule:
 
         p = _by_pair(n2, c2, p_values)
         missed = estimates < self.target if self.direction == "min" else estimates > self.target
-        shown_bad = (holm(p) <= alpha / 2.0 + _TOLERANCE) & missed
+        shown_bad = holm_rejects(p, alpha / 2.0 + _TOLERANCE) & missed
         codes = np.where(codes == PASS, PASS, np.where(shown_bad, FAIL, INCONCLUSIVE))
         codes = codes.astype(np.int8)
         worst = _worst(estimates, self.direction)
@@ -570,7 +570,7 @@ class PairedRule:
         alpha = alpha_of(self.confidence)
         fisher = np.vectorize(fisher_worse, otypes=[np.float64])
         p = fisher(nb, cb, nc, cc)
-        worse = holm(p) <= alpha + _TOLERANCE
+        worse = holm_rejects(p, alpha + _TOLERANCE)
         lower, upper = difference_bounds(nb, cb, nc, cc, self.confidence)
         ruled_out = lower > -self.detectable + _TOLERANCE
         codes = np.where(worse, FAIL, np.where(ruled_out, PASS, INCONCLUSIVE)).astype(np.int8)

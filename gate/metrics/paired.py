@@ -57,6 +57,7 @@ __all__ = [
     "fisher_min",
     "fisher_worse",
     "holm",
+    "holm_rejects",
     "min_sign_flip_stimuli",
     "minimum_detectable_effect",
     "paired_bounds_batch",
@@ -125,6 +126,46 @@ def holm(p_values: npt.ArrayLike) -> FloatArray:
     adjusted = np.empty_like(adjusted_sorted)
     np.put_along_axis(adjusted, order, adjusted_sorted, axis=-1)
     return adjusted
+
+
+def holm_rejects(p_values: npt.ArrayLike, alpha: float) -> npt.NDArray[np.bool_]:
+    """``holm(p_values) <= alpha``, sorting only the p-values that can be rejected.
+
+    A p-value above ``alpha`` is never rejected (its scaled value is at least itself),
+    and every p-value ranked before a candidate is itself a candidate, so the candidates
+    sorted are the head of the whole family's sorted order: the same ranks, the same
+    products (m - j) p_(j), the same comparisons. An advice simulation decides 2 million
+    stimuli-runs per step, most of them far from rejection; sorting them all was half
+    of its time.
+
+    >>> holm_rejects([0.01, 0.04, 0.03, 0.005], 0.05).tolist()
+    [True, False, False, True]
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    if p.ndim == 0:
+        p = p.reshape(1)
+    if alpha >= 1.0:
+        # holm() caps at 1: every adjusted p-value is at most 1 ≤ alpha, NaN excepted.
+        return np.asarray(~np.isnan(p))
+    m = p.shape[-1]
+    if m == 0:
+        return np.zeros(p.shape, dtype=bool)
+    rows = p.reshape(-1, m)
+    row, column = np.nonzero(rows <= alpha)
+    values = rows[row, column]
+    # By row, then p-value; np.nonzero lists each row's columns in order and lexsort is
+    # stable, so ties keep holm()'s stable order.
+    order = np.lexsort((values, row))
+    row, column, values = row[order], column[order], values[order]
+    starts = np.searchsorted(row, np.arange(rows.shape[0]))
+    rank = np.arange(row.size) - starts[row]
+    above = (m - rank) * values > alpha
+    # Rejected while no earlier (or this) candidate of its row was above its threshold.
+    seen = np.cumsum(above)
+    before_row = np.concatenate([[0], seen])[starts][row]
+    rejected = np.zeros(rows.shape, dtype=bool)
+    rejected[row[seen == before_row], column[seen == before_row]] = True
+    return rejected.reshape(p.shape)
 
 
 def benjamini_hochberg(p_values: npt.ArrayLike) -> FloatArray:

@@ -18,6 +18,7 @@ from gate.metrics.paired import (
     benjamini_hochberg,
     fisher_worse,
     holm,
+    holm_rejects,
     minimum_detectable_effect,
     paired_test,
     trials_needed,
@@ -302,6 +303,24 @@ def test_holm_matches_the_step_down_rule_on_random_inputs() -> None:
         p = np.minimum(p, 1.0)
         for alpha in (0.01, 0.05, 0.1):
             assert (holm(p) <= alpha).tolist() == holm_by_hand(p.tolist(), alpha)
+
+
+def test_holm_rejects_is_holm_at_alpha_on_batches_with_ties() -> None:
+    """The candidates-only step-down against holm() ≤ α: batches of families (R, M), ties
+    (p-values from a few values, as discrete tests give), NaN, and α at 0, between, and 1."""
+    rng = np.random.default_rng(23)
+    values = np.array([0.0, 0.001, 0.004, 0.01, 0.0125, 0.02, 0.025, 0.05, 0.3, 1.0, np.nan])
+    for _ in range(400):
+        shape = (int(rng.integers(1, 5)), int(rng.integers(1, 12)))
+        p = rng.choice(values, shape) if rng.random() < 0.5 else rng.random(shape) ** 4
+        for alpha in (0.0, 0.01, 0.025 + 1e-12, 0.05, 0.5, 1.0):
+            assert (holm_rejects(p, alpha) == (holm(p) <= alpha)).all()
+    # 0.005·4 = 0.02 and 0.01·3 = 0.03 ≤ 0.05, then 0.03·2 = 0.06 stops the step-down
+    assert holm_rejects([0.01, 0.04, 0.03, 0.005], 0.05).tolist() == [True, False, False, True]
+    # in the second family 0.005·4 = 0.02 > 0.0125: nothing rejected there
+    batch = holm_rejects([[0.001, 0.9, 0.9, 0.9], [0.005, 0.005, 0.9, 0.9]], 0.0125)
+    assert batch.tolist() == [[True, False, False, False], [False, False, False, False]]
+    assert holm_rejects(np.zeros((3, 0)), 0.05).shape == (3, 0)
 
 
 def test_benjamini_hochberg_against_scipy() -> None:
