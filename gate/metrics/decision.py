@@ -296,42 +296,56 @@ class IntervalRule:
 
     def evaluate(self, n: npt.ArrayLike, c: npt.ArrayLike) -> RuleResult:
         n2, c2 = _matrices(n, c)
-        estimates = stimulus_estimates(self.metric, n2, c2, self.k)
         if self.scope == "suite":
-            value = estimates.mean(axis=-1)
+            value = stimulus_estimates(self.metric, n2, c2, self.k).mean(axis=-1)
             lo, hi = _suite_bounds(self.metric, value, n2, self.k, self.confidence, self.method)
             return RuleResult(three_way(lo, hi, self.target, self.direction), value, lo, hi)
-        lo, hi = stimulus_bounds(self.metric, n2, c2, self.k, self.confidence, self.method)
+        # Everything but Holm's step-down is a function of the stimulus's (n, c): decided
+        # once per distinct pair and gathered, not once per stimulus and run (an advice
+        # step has millions of those and a few thousand pairs).
+        pairs = group_counts(n2, c2)
+        each = stimulus_estimates(self.metric, pairs.n, pairs.c, self.k)
+        lo, hi = stimulus_bounds(
+            self.metric, pairs.n, pairs.c, self.k, self.confidence, self.method
+        )
         if self.direction == "min":
-            decided_on, against = np.minimum(lo, estimates), hi
+            decided_on, against = np.minimum(lo, each), hi
         else:
-            decided_on, against = np.maximum(hi, estimates), lo
-        codes = three_way(
-            decided_on if self.direction == "min" else against,
-            against if self.direction == "min" else decided_on,
-            self.target,
-            self.direction,
+            decided_on, against = np.maximum(hi, each), lo
+        passes = (
+            three_way(
+                decided_on if self.direction == "min" else against,
+                against if self.direction == "min" else decided_on,
+                self.target,
+                self.direction,
+            )
+            == PASS
         )
         # The fail side of each stimulus, with Holm's step-down across stimuli.
         alpha = alpha_of(self.confidence)
         p0 = latent_target(self.metric, self.target, self.k)
         alternative: Alternative = "less" if self.direction == "min" else "greater"
         method = cast(IntervalMethod, self.method)
-
-        def p_values(nu: IntArray, cu: IntArray) -> FloatArray:
-            return np.asarray(rate_p_value(cu, nu, p0, method, alternative), dtype=np.float64)
-
-        p = _by_pair(n2, c2, p_values)
-        missed = estimates < self.target if self.direction == "min" else estimates > self.target
-        shown_bad = holm_rejects(p, alpha / 2.0 + _TOLERANCE) & missed
-        codes = np.where(codes == PASS, PASS, np.where(shown_bad, FAIL, INCONCLUSIVE))
-        codes = codes.astype(np.int8)
+        p_pair = np.asarray(
+            rate_p_value(pairs.c, pairs.n, p0, method, alternative), dtype=np.float64
+        )
+        missed = each < self.target if self.direction == "min" else each > self.target
+        shape = n2.shape
+        p = p_pair[pairs.inverse].reshape(shape)
+        shown_bad = holm_rejects(p, alpha / 2.0 + _TOLERANCE) & missed[pairs.inverse].reshape(shape)
+        codes = np.where(
+            passes[pairs.inverse].reshape(shape),
+            PASS,
+            np.where(shown_bad, FAIL, INCONCLUSIVE),
+        ).astype(np.int8)
+        estimates = each[pairs.inverse].reshape(shape)
         worst = _worst(estimates, self.direction)
+        pair = np.take_along_axis(pairs.inverse.reshape(shape), worst[:, None], axis=-1)[:, 0]
         return RuleResult(
             _combine(codes),
             _pick(estimates, worst),
-            _pick(decided_on if self.direction == "min" else against, worst),
-            _pick(against if self.direction == "min" else decided_on, worst),
+            (decided_on if self.direction == "min" else against)[pair],
+            (against if self.direction == "min" else decided_on)[pair],
             codes,
         )
 
