@@ -6,7 +6,9 @@ from typing import cast
 
 import numpy as np
 import pytest
+from scipy import stats
 
+from gate.metrics import decision
 from gate.metrics.decision import (
     FAIL,
     INCONCLUSIVE,
@@ -77,3 +79,43 @@ def test_per_stimulus_codes_by_distinct_counts_equal_the_element_wise_rule(
     else:
         assert np.array_equal(result.lower, lo[rows, worst])
         assert np.array_equal(result.upper, np.maximum(hi, estimates)[rows, worst])
+
+
+def test_future_passes_of_a_small_simulation_are_the_binomial_draws_themselves() -> None:
+    """Below _NORMAL_ELEMENTS stimulus-runs nothing is approximated: the same draws as
+    numpy's seeded binomial, so small suites' advice is what it was."""
+    p = np.random.default_rng(1).uniform(0.05, 0.95, size=(1_000, 150))
+    assert p.size < decision._NORMAL_ELEMENTS
+    for m in (1, 40, 5_000):
+        expected = np.random.default_rng(77).binomial(m, p)
+        assert np.array_equal(decision._future_passes(m, p, 77), expected)
+
+
+def test_future_passes_of_a_large_simulation_follow_the_binomial() -> None:
+    """200,000 stimulus-runs at p = 0.3, m = 1,000 (variance 210 ≥ 25: the normal
+    approximation): mean 300 (± 0.03 by chance), variance 210, P(X ≤ 290) = 0.2569 by the
+    binomial's distribution function; rates with m·p(1 − p) < 25 keep exact draws (p = 0.001:
+    Binomial(1000, 0.001), P(X = 0) = 0.999^1000 = 0.3677); every draw within [0, m]."""
+    m, size = 1_000, decision._NORMAL_ELEMENTS
+    p = np.full((20, size // 20), 0.3)
+    x = decision._future_passes(m, p, 5)
+    assert x.dtype == np.int64 and x.min() >= 0 and x.max() <= m
+    assert abs(x.mean() - 300.0) < 0.15
+    assert x.var() == pytest.approx(210.0, rel=0.02)
+    assert np.mean(x <= 290) == pytest.approx(stats.binom.cdf(290, m, 0.3), abs=0.005)
+    rare = p.copy()
+    rare[:, ::2] = 0.001
+    y = decision._future_passes(m, rare, 5)
+    assert np.mean(y[:, ::2] == 0) == pytest.approx(0.999**1000, abs=0.005)
+    assert y[:, 1::2].mean() == pytest.approx(300.0, abs=0.15)
+
+
+def test_future_passes_at_two_m_are_drawn_apart() -> None:
+    """Each m its own normal stream: the standardized draws at m = 1,000 and 1,001 are
+    uncorrelated (one stream for all m made them equal, and the per-stimulus search then
+    left 96 of 10,870 stimuli without an answer where the binomial left 38)."""
+    p = np.full((20, decision._NORMAL_ELEMENTS // 20), 0.5)
+    a = (decision._future_passes(1_000, p, 5) - 500.0) / np.sqrt(250.0)
+    b = (decision._future_passes(1_001, p, 5) - 500.5) / np.sqrt(250.25)
+    assert abs(np.corrcoef(a.ravel(), b.ravel())[0, 1]) < 0.01
+
