@@ -294,14 +294,15 @@ def _count_gate(
     advice = Advice()
     if outcome == "inconclusive" and advise:
         per: tuple[tuple[str, int | None], ...] = ()
+        family: dict[int, float] = {}
         if result.stimuli is not None:
-            each = stimulus_more_trials(rule, n, c)
+            each = stimulus_more_trials(rule, n, c, family=family)
             per = tuple(
                 (x, m)
                 for x, m, code in zip(names, each, codes, strict=True)
                 if code == INCONCLUSIVE
             )
-        advice = Advice(more_trials=more_trials(rule, n, c), stimuli=per)
+        advice = Advice(more_trials=more_trials(rule, n, c, known=family), stimuli=per)
     return GateDecision(
         spec=spec,
         outcome=outcome,

@@ -34,7 +34,7 @@ Outcomes are coded ``PASS = 1``, ``INCONCLUSIVE = 0``, ``FAIL = -1``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, cast
 
@@ -716,6 +716,7 @@ def more_trials(
     seed: int = _SEED,
     cap: int = MAX_MORE_TRIALS,
     predictive: bool = True,
+    known: Mapping[int, float] | None = None,
 ) -> int | None:
     """Additional trials per stimulus that decide ``rule`` with probability ≥ ``power``.
 
@@ -730,6 +731,9 @@ def more_trials(
     data leave too much of the truth too close to the target). ``predictive=False`` is the
     plug-in simulation at the observed rates c/n (it takes a 5/5 stimulus for one that
     never fails and decided far less often than promised), kept only to measure that.
+
+    ``known``: P(decided) at some m, from :func:`stimulus_more_trials`'s ``family`` on the
+    same rule, counts, power and seed (the same simulation): not simulated again.
     """
     n_arr = np.asarray(n, dtype=np.int64).ravel()
     c_arr = np.asarray(c, dtype=np.int64).ravel()
@@ -737,6 +741,8 @@ def more_trials(
     p = _future_rates(n_arr, c_arr, runs, seed, predictive)
 
     def probability(m: int) -> float:
+        if known is not None and m in known:
+            return known[m]
         extra = _future_passes(m, p, seed)
         return _decided(rule.evaluate(n_arr + m, c_arr + extra).outcome)
 
@@ -752,6 +758,7 @@ def stimulus_more_trials(
     seed: int = _SEED,
     cap: int = MAX_MORE_TRIALS,
     predictive: bool = True,
+    family: dict[int, float] | None = None,
 ) -> list[int | None]:
     """Per stimulus of a ``scope="stimuli"`` rule: more trials deciding it with ≥ ``power``.
 
@@ -761,6 +768,10 @@ def stimulus_more_trials(
     is decided with probability ≥ ``power`` (the grid steps by about 25%, so an
     answer may overshoot by that much). The probability is an average over the
     rates the data allow, not a promise at each fixed rate.
+
+    ``family``, when given, receives P(the whole gate decided) at each m simulated, for
+    :func:`more_trials`'s ``known``: at the m both visit (1, 2, 4) one simulation serves
+    both, a third of a second each at 100,000 stimuli.
     """
     n_arr = np.asarray(n, dtype=np.int64).ravel()
     c_arr = np.asarray(c, dtype=np.int64).ravel()
@@ -775,8 +786,11 @@ def stimulus_more_trials(
     m = 1
     while m <= cap and answer.min() < 0:
         extra = _future_passes(m, p, seed)
-        codes = rule.evaluate(n_arr + m, c_arr + extra).stimuli
+        result = rule.evaluate(n_arr + m, c_arr + extra)
+        codes = result.stimuli
         assert codes is not None
+        if family is not None:
+            family[m] = _decided(result.outcome)
         rate = np.mean(codes != INCONCLUSIVE, axis=0)
         answer[(answer < 0) & (rate >= power)] = m
         m = max(m + 1, math.ceil(m * 1.25))

@@ -17,8 +17,10 @@ from gate.metrics.decision import (
     Direction,
     IntervalRule,
     latent_target,
+    more_trials,
     stimulus_bounds,
     stimulus_estimates,
+    stimulus_more_trials,
     three_way,
 )
 from gate.metrics.intervals import rate_p_value
@@ -119,3 +121,21 @@ def test_future_passes_at_two_m_are_drawn_apart() -> None:
     b = (decision._future_passes(1_001, p, 5) - 500.5) / np.sqrt(250.25)
     assert abs(np.corrcoef(a.ravel(), b.ravel())[0, 1]) < 0.01
 
+
+def test_the_family_share_found_by_the_per_stimulus_search_serves_more_trials() -> None:
+    """A per-stimulus gate's advice simulates the family at the grid's m (1, 2, 3, 4, 5,
+    7, ...) and its own search at 1, 2, 4, 8, ...: the shares recorded at the grid's m are
+    the ones more_trials would simulate, and its answer is the same with or without them."""
+    n = np.array([20, 20, 20, 20])
+    c = np.array([20, 9, 11, 19])
+    rule = IntervalRule("pass_rate", 1, 0.5, "min", 0.95, "mid-p", "stimuli")
+    family: dict[int, float] = {}
+    each = stimulus_more_trials(rule, n, c, family=family)
+    assert each[0] == 0 and each[1] is not None and each[2] is not None
+    assert list(family)[:8] == [1, 2, 3, 4, 5, 7, 9, 12]
+    p = decision._future_rates(n, c, decision._runs(4), decision._SEED, True)
+    for m in (1, 4, 12):
+        extra = decision._future_passes(m, p, decision._SEED)
+        assert family[m] == decision._decided(rule.evaluate(n + m, c + extra).outcome)
+    alone = more_trials(rule, n, c)
+    assert alone is not None and more_trials(rule, n, c, known=family) == alone
