@@ -545,6 +545,22 @@ def _advice_on_30k_stimuli(folder: Path) -> Invocation:
     return Invocation("cli", ["check", str(path), *args], folder)
 
 
+def _advice_on_100k_stimuli_each_gated(folder: Path) -> Invocation:
+    """100,000 stimuli as counts, 100 trials each and 55 to 100 passes, gated one by one
+    (pass rate ≥ 0.5, scope: stimuli): 10,870 of them undecided, so the gate is inconclusive
+    and its advice simulates the whole family at each of 41 steps of m for the per-stimulus
+    answers, and 20 more for the gate's own (34 s; the binomial draws were most of it)."""
+    path = folder / "counts.jsonl"
+    with path.open("w", encoding="ascii") as handle:
+        for i in range(100_000):
+            c = 55 + (i * 7_919) % 46
+            handle.write(f'{{"stimulus": "s{i}", "n": 100, "c": {c}}}\n')
+    config = folder / "gates.yml"
+    config.write_text("gates:\n  pass_rate: {min: 0.5, bound: lower, scope: stimuli}\n")
+    args = ["--format", "counts", "--config", str(config)]
+    return Invocation("cli", ["check", str(path), *args], folder)
+
+
 def _document(folder: Path, name: str, document: object, *args: str) -> Invocation:
     path = folder / name
     path.write_text(json.dumps(document))
@@ -819,6 +835,12 @@ def probes() -> list[Probe]:
         Probe("lone-surrogates", _surrogates, 1, "FAIL"),
         Probe("tau-bench-200k-elements-orjson-refuses", _tau_bench_orjson_refuses, 0, "PASS"),
         Probe("advice-on-30k-stimuli-each-its-own-n", _advice_on_30k_stimuli, 3, "INCONCLUSIVE"),
+        Probe(
+            "advice-on-100k-stimuli-each-gated",
+            _advice_on_100k_stimuli_each_gated,
+            3,
+            "INCONCLUSIVE",
+        ),
         Probe(
             "inspect-score-beyond-float",
             lambda f: _document(f, "i.json", _inspect_log(HUGE)),
