@@ -667,7 +667,7 @@ def _future_passes(m: int, p: FloatArray, seed: int) -> IntArray:
     that variance, draw the binomial itself: what they drew before.
     """
     rng = np.random.default_rng(seed)
-    if p.size < _NORMAL_ELEMENTS:
+    if p.size < _NORMAL_ELEMENTS or m * 0.25 < _NORMAL_VARIANCE:
         return np.asarray(rng.binomial(m, p), dtype=np.int64)
     variance = m * p * (1.0 - p)
     normal = variance >= _NORMAL_VARIANCE
@@ -678,7 +678,11 @@ def _future_passes(m: int, p: FloatArray, seed: int) -> IntArray:
     # One normal stream for all m ties them instead, and the per-stimulus answers left
     # without one went from 38 to 96 of 10,870 (another seed: 48).
     z = np.random.default_rng([seed, m]).standard_normal(p.shape)
-    extra = np.clip(np.floor(m * p + z * np.sqrt(variance) + 0.5), 0, m).astype(np.int64)
+    # In place (a tenth of a step's time): floor(m·p + z·σ + 0.5) within [0, m].
+    z *= np.sqrt(variance, out=variance)
+    z += m * p
+    z += 0.5
+    extra = np.clip(np.floor(z, out=z), 0, m, out=z).astype(np.int64)
     exact = ~normal
     if exact.any():
         extra[exact] = rng.binomial(m, p[exact])
