@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, cast
+from typing import Literal, NamedTuple, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -83,6 +83,7 @@ __all__ = [
     "three_way",
 ]
 
+_Scalar = TypeVar("_Scalar", bound=np.generic)
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 CodeArray = npt.NDArray[np.int8]
@@ -272,7 +273,8 @@ def _worst(values: FloatArray, direction: Direction) -> IntArray:
     )
 
 
-def _pick(values: FloatArray, index: IntArray) -> FloatArray:
+def _pick(values: npt.NDArray[_Scalar], index: IntArray) -> npt.NDArray[_Scalar]:
+    """Each run's (row's) value at its own index."""
     return np.take_along_axis(values, index[:, None], axis=-1)[:, 0]
 
 
@@ -305,53 +307,178 @@ class IntervalRule:
             lo, hi = _suite_bounds(self.metric, value, n2, self.k, self.confidence, self.method)
             return RuleResult(three_way(lo, hi, self.target, self.direction), value, lo, hi)
         # Everything but Holm's step-down is a function of the stimulus's (n, c): decided
-        # once per distinct pair and gathered, not once per stimulus and run (an advice
-        # step has millions of those and a few thousand pairs).
-        pairs = group_counts(n2, c2)
-        each = stimulus_estimates(self.metric, pairs.n, pairs.c, self.k)
-        lo, hi = stimulus_bounds(
-            self.metric, pairs.n, pairs.c, self.k, self.confidence, self.method
-        )
-        if self.direction == "min":
-            decided_on, against = np.minimum(lo, each), hi
+        # once per distinct pair and gathered, or (many stimulus-runs per distinct n: an
+        # advice step) from thresholds in c per distinct n, not once per stimulus and run.
+        counts, at = _distinct_values(n2)
+        if n2.size > 2 * counts.size * (int(counts[-1]) + 1).bit_length():
+            each = _estimates_each(self.metric, n2, c2, self.k)
+            passes, p = self._sides_by_bisection(c2, counts, at)
         else:
-            decided_on, against = np.maximum(hi, each), lo
-        passes = (
-            three_way(
-                decided_on if self.direction == "min" else against,
-                against if self.direction == "min" else decided_on,
-                self.target,
-                self.direction,
-            )
-            == PASS
-        )
+            pairs = group_counts(n2, c2)
+            each_pair = stimulus_estimates(self.metric, pairs.n, pairs.c, self.k)
+            lower, upper = self._decided_bounds(pairs.n, pairs.c, each_pair)
+            passes_pair = three_way(lower, upper, self.target, self.direction) == PASS
+            p_pair = self._p_values(pairs.n, pairs.c)
+            back = pairs.inverse.reshape(n2.shape)
+            each, passes, p = each_pair[back], np.asarray(passes_pair)[back], p_pair[back]
         # The fail side of each stimulus, with Holm's step-down across stimuli.
-        alpha = alpha_of(self.confidence)
+        missed = each < self.target if self.direction == "min" else each > self.target
+        shown_bad = holm_rejects(p, self._fail_level()) & missed
+        codes = np.where(passes, PASS, np.where(shown_bad, FAIL, INCONCLUSIVE)).astype(np.int8)
+        worst = _worst(each, self.direction)
+        value = _pick(each, worst)
+        lower, upper = self._decided_bounds(_pick(n2, worst), _pick(c2, worst), value)
+        return RuleResult(_combine(codes), value, lower, upper, codes)
+
+    def _decided_bounds(
+        self, n: IntArray, c: IntArray, each: FloatArray
+    ) -> tuple[FloatArray, FloatArray]:
+        """A stimulus's bounds as its pass side reads them: never more lenient than its
+        estimate (min: min(lower, estimate); max: max(upper, estimate))."""
+        lo, hi = stimulus_bounds(self.metric, n, c, self.k, self.confidence, self.method)
+        if self.direction == "min":
+            return np.minimum(lo, each), hi
+        return lo, np.maximum(hi, each)
+
+    def _fail_level(self) -> float:
+        """Holm's level on the fail side: α/2, the upper side of the two-sided interval."""
+        return alpha_of(self.confidence) / 2.0 + _TOLERANCE
+
+    def _p_values(self, n: IntArray, c: IntArray) -> FloatArray:
+        """One-sided p-values of "this stimulus meets the target"."""
         p0 = latent_target(self.metric, self.target, self.k)
         alternative: Alternative = "less" if self.direction == "min" else "greater"
         method = cast(IntervalMethod, self.method)
-        p_pair = np.asarray(
-            rate_p_value(pairs.c, pairs.n, p0, method, alternative), dtype=np.float64
-        )
-        missed = each < self.target if self.direction == "min" else each > self.target
-        shape = n2.shape
-        p = p_pair[pairs.inverse].reshape(shape)
-        shown_bad = holm_rejects(p, alpha / 2.0 + _TOLERANCE) & missed[pairs.inverse].reshape(shape)
-        codes = np.where(
-            passes[pairs.inverse].reshape(shape),
-            PASS,
-            np.where(shown_bad, FAIL, INCONCLUSIVE),
-        ).astype(np.int8)
-        estimates = each[pairs.inverse].reshape(shape)
-        worst = _worst(estimates, self.direction)
-        pair = np.take_along_axis(pairs.inverse.reshape(shape), worst[:, None], axis=-1)[:, 0]
-        return RuleResult(
-            _combine(codes),
-            _pick(estimates, worst),
-            (decided_on if self.direction == "min" else against)[pair],
-            (against if self.direction == "min" else decided_on)[pair],
-            codes,
-        )
+        return np.asarray(rate_p_value(c, n, p0, method, alternative), dtype=np.float64)
+
+    def _sides_by_bisection(
+        self, c: IntArray, counts: IntArray, at: IntArray
+    ) -> tuple[npt.NDArray[np.bool_], FloatArray]:
+        """Whether each stimulus-run passes, and its p-value where Holm could reject it (1
+        elsewhere), from two bisections per distinct n (``counts``; ``at``: each
+        stimulus-run's index in it): the same as pair by pair.
+
+        For a given n, both sides are monotone in c (the estimate, the bounds and the
+        p-value are; tests/metrics/test_stimulus_rules.py checks every method): a min gate
+        passes from some count up, and its p-value is at most Holm's level up to some count.
+        When every stimulus has its own number of trials, an advice step has about as many
+        distinct pairs as stimulus-runs (millions), each a root search for its bounds; the
+        bisections cost a few dozen bound searches per distinct n. A p-value above the
+        level is never rejected and, set to 1, keeps every other's rank (Holm's m is the
+        number of stimuli, unchanged), so only the candidates' p-values are computed.
+        """
+
+        def passing(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
+            each = stimulus_estimates(self.metric, nn, cc, self.k)
+            lower, upper = self._decided_bounds(nn, cc, each)
+            return np.asarray(three_way(lower, upper, self.target, self.direction) == PASS)
+
+        def not_passing(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
+            return ~passing(nn, cc)
+
+        level = self._fail_level()
+
+        def candidate(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
+            return np.asarray(self._p_values(nn, cc) <= level)
+
+        def not_candidate(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
+            return ~candidate(nn, cc)
+
+        def first(side: str, predicate: _CountPredicate) -> IntArray:
+            return _THRESHOLDS.first_true(self, side, counts, predicate)[at]
+
+        if self.direction == "min":  # passes from a count up; a candidate below a count
+            passes = c >= first("pass", passing)
+            suspects = c < first("fail", not_candidate)
+        else:  # passes below a count; a candidate from a count up
+            passes = c < first("pass", not_passing)
+            suspects = c >= first("fail", candidate)
+        p = np.ones(c.shape, dtype=np.float64)
+        if suspects.any():
+            p[suspects] = self._p_values(counts[at[suspects]], c[suspects])
+        return passes, p
+
+
+def _distinct_values(n: IntArray) -> tuple[IntArray, IntArray]:
+    """The distinct values of ``n`` (sorted) and each element's index among them: by a
+    histogram in linear time when the values are small next to the array, else sorted."""
+    flat = n.ravel()
+    largest = int(flat.max())
+    if flat.min() >= 0 and largest < 4 * flat.size:
+        present = np.flatnonzero(np.bincount(flat, minlength=largest + 1))
+        rank = np.zeros(largest + 1, dtype=np.int64)
+        rank[present] = np.arange(present.size)
+        return present.astype(np.int64), rank[n]
+    values, inverse = np.unique(flat, return_inverse=True)
+    return values.astype(np.int64), inverse.reshape(n.shape).astype(np.int64)
+
+
+def _estimates_each(metric: CountMetric, n: IntArray, c: IntArray, k: int) -> FloatArray:
+    """:func:`stimulus_estimates` element by element (the same values, no grouping)."""
+    if metric == "pass_at_k":
+        return np.asarray(pass_at_k_values(n, c, k), dtype=np.float64)
+    if metric == "pass_hat_k":
+        return np.asarray(pass_hat_k_values(n, c, k), dtype=np.float64)
+    return np.asarray(c, dtype=np.float64) / np.asarray(n, dtype=np.float64)
+
+
+_CountPredicate = Callable[[IntArray, IntArray], npt.NDArray[np.bool_]]
+
+
+class _ThresholdMemo:
+    """The thresholds :func:`_first_true` found, by rule and side, kept across calls: an
+    advice evaluates its rule at n + m for every m it tries, and the stimuli's n + m
+    repeat from one m to the next (a few thousand distinct n over dozens of calls).
+    Bounded: past ``limit`` thresholds in all, it starts again."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._known: dict[tuple[object, str], tuple[IntArray, IntArray]] = {}
+
+    def first_true(
+        self, rule: object, side: str, counts: IntArray, predicate: _CountPredicate
+    ) -> IntArray:
+        """:func:`_first_true` of ``counts`` (sorted, distinct), from memory where known."""
+        known_n, known_first = self._known.get((rule, side), (counts[:0], counts[:0]))
+        at = np.minimum(np.searchsorted(known_n, counts), max(known_n.size - 1, 0))
+        hit = known_n[at] == counts if known_n.size else np.zeros(counts.size, dtype=bool)
+        result = np.empty_like(counts)
+        result[hit] = known_first[at[hit]]
+        missing = counts[~hit]
+        if missing.size:
+            found = _first_true(missing, predicate)
+            result[~hit] = found
+            if sum(n.size for n, _ in self._known.values()) + missing.size > self._limit:
+                self._known.clear()
+                known_n, known_first = counts[:0], counts[:0]
+            merged_n = np.concatenate([known_n, missing])
+            order = np.argsort(merged_n, kind="stable")
+            self._known[(rule, side)] = (
+                merged_n[order],
+                np.concatenate([known_first, found])[order],
+            )
+        return result
+
+
+_THRESHOLDS = _ThresholdMemo(limit=1_000_000)
+
+
+def _first_true(counts: IntArray, predicate: _CountPredicate) -> IntArray:
+    """For each n of ``counts``, the smallest c in [0, n] at which ``predicate(n, c)``
+    holds, or n + 1 when it holds at none; ``predicate`` is monotone in c (false, then
+    true). Every n is bisected at once, one vectorised call per step.
+
+    >>> _first_true(np.array([4, 10]), lambda n, c: 2 * c >= n).tolist()
+    [2, 5]
+    """
+    low = np.zeros_like(counts)
+    high = counts + 1
+    while (open_ := np.flatnonzero(low < high)).size:
+        mid = (low[open_] + high[open_]) // 2
+        holds = predicate(counts[open_], mid)
+        high[open_] = np.where(holds, mid, high[open_])
+        low[open_] = np.where(holds, low[open_], mid + 1)
+    return low
 
 
 @dataclass(frozen=True)

@@ -561,6 +561,23 @@ def _advice_on_100k_stimuli_each_gated(folder: Path) -> Invocation:
     return Invocation("cli", ["check", str(path), *args], folder)
 
 
+def _advice_on_1k_stimuli_each_gated_each_its_own_n(folder: Path) -> Invocation:
+    """1,000 stimuli as counts, each with its own 100 to 999 trials, gated one by one (pass
+    rate ≥ 0.5, scope: stimuli), a few undecided: each step of the advice had as many
+    distinct (n, c) as stimulus-runs (a million), each a root search for its bounds (65 s,
+    583 MB; 372 s and 1.6 GB at 10,000 stimuli); now thresholds in c per distinct n."""
+    path = folder / "counts.jsonl"
+    with path.open("w", encoding="ascii") as handle:
+        for i in range(1_000):
+            n = 100 + (i * 7_919) % 900
+            c = min(n, round(n * (0.55 + 0.45 * ((i * 104_729) % 1_000) / 1_000)))
+            handle.write(f'{{"stimulus": "s{i}", "n": {n}, "c": {c}}}\n')
+    config = folder / "gates.yml"
+    config.write_text("gates:\n  pass_rate: {min: 0.5, bound: lower, scope: stimuli}\n")
+    args = ["--format", "counts", "--config", str(config)]
+    return Invocation("cli", ["check", str(path), *args], folder)
+
+
 def _document(folder: Path, name: str, document: object, *args: str) -> Invocation:
     path = folder / name
     path.write_text(json.dumps(document))
@@ -838,6 +855,12 @@ def probes() -> list[Probe]:
         Probe(
             "advice-on-100k-stimuli-each-gated",
             _advice_on_100k_stimuli_each_gated,
+            3,
+            "INCONCLUSIVE",
+        ),
+        Probe(
+            "advice-on-1k-stimuli-each-gated-each-its-own-n",
+            _advice_on_1k_stimuli_each_gated_each_its_own_n,
             3,
             "INCONCLUSIVE",
         ),

@@ -83,6 +83,83 @@ def test_per_stimulus_codes_by_distinct_counts_equal_the_element_wise_rule(
         assert np.array_equal(result.upper, np.maximum(hi, estimates)[rows, worst])
 
 
+METHODS = ("mid-p", "wilson", "jeffreys", "clopper-pearson", "beta")
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_both_sides_of_a_stimulus_are_monotone_in_its_passes(method: str) -> None:
+    """What the bisection rests on: for a given n, the estimate, both bounds and both
+    one-sided p-values move one way as c grows, for every method and metric, at every n
+    from 1 to 60 and at a few large ones (up to 5,000)."""
+    trials = [*range(1, 61), 97, 100, 101, 250, 999, 1_000, 5_000]
+    for n_value in trials:
+        c = np.arange(n_value + 1)
+        n = np.full(c.size, n_value)
+        for metric, k in (("pass_rate", 1), ("pass_at_k", 3), ("pass_hat_k", 3)):
+            lo, hi = stimulus_bounds(cast(CountMetric, metric), n, c, k, 0.95, method)
+            each = stimulus_estimates(cast(CountMetric, metric), n, c, k)
+            for values in (lo, hi, each):
+                assert np.all(np.diff(values) >= -1e-13), (metric, n_value)
+        less = np.asarray(rate_p_value(c, n, 0.7, method, "less"))  # type: ignore[arg-type]
+        greater = np.asarray(rate_p_value(c, n, 0.7, method, "greater"))  # type: ignore[arg-type]
+        assert np.all(np.diff(less) >= -1e-13) and np.all(np.diff(greater) <= 1e-13)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize(
+    ("metric", "k", "target", "direction"),
+    [
+        ("pass_rate", 1, 0.6, "min"),
+        ("pass_rate", 1, 0.3, "max"),
+        ("pass_hat_k", 3, 0.5, "min"),
+        ("pass_at_k", 2, 0.9, "min"),
+    ],
+)
+def test_codes_by_bisection_equal_the_element_wise_rule(
+    method: str, metric: str, k: int, target: float, direction: str
+) -> None:
+    """Every stimulus its own number of trials (an advice step: 300 runs of the same 40
+    stimuli, n from 8 to 2,000, so 12,000 stimulus-runs over 40 distinct n, decided from
+    thresholds in c): the same codes, worst stimulus and bounds as one by one, and as the
+    pair-by-pair path of a single run; again with n up to 10⁶ (found by sorting, not a
+    histogram)."""
+    rule = IntervalRule(
+        cast(CountMetric, metric), k, target, cast(Direction, direction), 0.95, method, "stimuli"
+    )
+    rng = np.random.default_rng(11)
+    for largest in (2_000, 1_000_000):
+        trials = rng.integers(8, largest, size=40)
+        rates = rng.uniform(0.2, 0.98, size=40)
+        rates[:10] = latent_target(rule.metric, target, k)  # on the target: undecided ones
+        c = rng.binomial(trials, rates, size=(300, 40))
+        n = np.broadcast_to(trials, c.shape)
+        result = rule.evaluate(n, c)
+        assert result.stimuli is not None
+        expected = element_wise(rule, n, c)
+        assert np.array_equal(result.stimuli, expected)
+        assert INCONCLUSIVE in expected and PASS in expected
+        alone = rule.evaluate(n[:1], c[:1])  # 40 stimulus-runs, 40 n: pair by pair
+        assert alone.stimuli is not None and np.array_equal(alone.stimuli[0], expected[0])
+        assert (alone.value[0], alone.lower[0], alone.upper[0]) == (
+            result.value[0], result.lower[0], result.upper[0],
+        )  # fmt: skip
+
+
+def test_remembered_thresholds_are_the_ones_a_bisection_finds() -> None:
+    """The memo answers from what it found before, merges what it finds, and starts again
+    past its limit: every answer equal to a fresh bisection."""
+
+    def at_half(nn: np.ndarray, cc: np.ndarray) -> np.ndarray:
+        return np.asarray(2 * cc >= nn)
+
+    memo = decision._ThresholdMemo(limit=6)
+    for counts in ([4, 10], [3, 4, 9, 10], [1, 2, 3, 5, 7, 11], [10, 11]):
+        values = np.array(counts, dtype=np.int64)
+        got = memo.first_true("rule", "pass", values, at_half)
+        assert got.tolist() == [(x + 1) // 2 for x in counts]
+    assert memo.first_true("other", "pass", np.array([6]), at_half).tolist() == [3]
+
+
 def test_future_passes_of_a_small_simulation_are_the_binomial_draws_themselves() -> None:
     """Below _NORMAL_ELEMENTS stimulus-runs nothing is approximated: the same draws as
     numpy's seeded binomial, so small suites' advice is what it was."""
