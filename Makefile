@@ -50,10 +50,11 @@ image-test: $(VENV)/.test-installed
 bench: $(VENV)/.test-installed
 	$(BIN)/python bench/metrics.py
 
-# Every format: eval-gate's own and the generic ones, then each tool's (the adapters).
+# Every format: eval-gate's own and the generic ones, then each tool's (the adapters), the
+# second also when the first missed a goal (exit 1); the target fails if either did.
 bench-scale: $(VENV)/.run-installed
-	$(BIN)/python bench/scale.py --linearity
-	$(BIN)/python bench/scale_adapters.py --linearity
+	$(BIN)/python bench/scale.py --linearity; first=$$?; \
+	  $(BIN)/python bench/scale_adapters.py --linearity && exit $$first
 
 bench-scale-adapters: $(VENV)/.run-installed
 	$(BIN)/python bench/scale_adapters.py --linearity
