@@ -56,6 +56,7 @@ __all__ = [
     "difference_bounds",
     "fisher_min",
     "fisher_worse",
+    "fisher_worse_above",
     "holm",
     "holm_rejects",
     "min_sign_flip_stimuli",
@@ -226,6 +227,53 @@ def fisher_worse(n_a: int, c_a: int, n_b: int, c_b: int) -> float:
     terms = log_comb(passes, x) + log_comb(total - passes, n_a - x) - log_comb(total, n_a)
     peak = float(np.max(terms))
     return min(1.0, math.exp(peak) * float(np.sum(np.exp(terms - peak))))
+
+
+def fisher_worse_above(
+    n_a: npt.ArrayLike, c_a: npt.ArrayLike, n_b: npt.ArrayLike, c_b: npt.ArrayLike, alpha: float
+) -> npt.NDArray[np.bool_]:
+    """Where :func:`fisher_worse` is surely above ``alpha``, from two lower bounds of
+    p = P(X ≥ c_a) that cost one hypergeometric probability each (vectorised, in logs);
+    False where in doubt, so only the rest need the exact p-value.
+
+    With X ~ Hypergeometric(N = n_a + n_b, T = c_a + c_b, n_a) on [lo, hi]:
+
+    - p ≥ P(X = c_a);
+    - the distribution is log-concave, so P(X = x − 1)/P(X = x) grows with x; where its
+      value r at x = c_a − 1 is below 1, the lower tail is at most a geometric series,
+      P(X ≤ c_a − 1) ≤ P(X = c_a − 1)/(1 − r), and p ≥ 1 − P(X = c_a − 1)/(1 − r)
+      (p = 1 when c_a ≤ lo).
+
+    Each bound must clear ``alpha`` by a relative 10⁻⁶, far beyond the logs' rounding.
+
+    >>> fisher_worse_above([5, 5, 40], [5, 2, 20], [5, 5, 40], [2, 5, 30], 0.05).tolist()
+    [True, True, True]
+    >>> fisher_worse_above([5, 40], [5, 35], [5, 40], [0, 20], 0.05).tolist()
+    [False, False]
+    """
+    na, ca, nb, cb = (np.asarray(x, dtype=np.float64) for x in (n_a, c_a, n_b, c_b))
+    total, passes = na + nb, ca + cb
+    low = np.maximum(0.0, na - (total - passes))  # the smallest X can be
+
+    def log_comb(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        inside = (b >= 0) & (b <= a)
+        safe = np.clip(b, 0.0, a)
+        value = gammaln(a + 1.0) - gammaln(safe + 1.0) - gammaln(a - safe + 1.0)
+        return np.where(inside, value, -np.inf)
+
+    def probability(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        terms = log_comb(passes, x) + log_comb(total - passes, na - x) - log_comb(total, na)
+        return np.asarray(np.exp(terms), dtype=np.float64)
+
+    margin = alpha * (1.0 + 1e-6)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        point = probability(ca)
+        x = ca - 1.0
+        # P(X = x - 1)/P(X = x); the factors below are ≥ 2 wherever c_a > lo.
+        r = x * (total - passes - na + x) / ((passes - x + 1.0) * (na - x + 1.0))
+        below = (r < 1.0) & (1.0 - probability(x) / (1.0 - r) > margin)
+    empty = (na == 0) | (nb == 0)  # fisher_worse is 1 there
+    return np.asarray(empty | (ca <= low) | (point > margin) | below)
 
 
 def fisher_min(n_a: int, n_b: int) -> float:
