@@ -35,22 +35,40 @@ class CountGroups(NamedTuple):
     frequency: IntArray
 
 
+def distinct_values(values: npt.ArrayLike) -> tuple[IntArray, IntArray, IntArray]:
+    """(the distinct values, sorted; each element's index among them, in ``values``'s
+    shape; how many elements hold each): a histogram in linear time when the values are
+    non-negative and small next to the array, else a sort."""
+    array = np.asarray(values, dtype=np.int64)
+    flat = array.ravel()
+    largest = int(flat.max())
+    if flat.min() >= 0 and largest + 1 <= 4 * flat.size:
+        histogram = np.bincount(flat, minlength=largest + 1)
+        present = np.flatnonzero(histogram)
+        # Map each value to its rank among the present values.
+        rank = np.zeros(largest + 1, dtype=np.int64)
+        rank[present] = np.arange(present.size)
+        return present.astype(np.int64), rank[array], histogram[present].astype(np.int64)
+    distinct, inverse, frequency = np.unique(flat, return_inverse=True, return_counts=True)
+    return (
+        distinct.astype(np.int64),
+        inverse.astype(np.int64).reshape(array.shape),
+        frequency.astype(np.int64),
+    )
+
+
 def group_counts(n: IntArray, c: IntArray) -> CountGroups:
     """Distinct (n, c) pairs; linear-time histogram when n is shared."""
     n_flat = np.ravel(n)
     c_flat = np.ravel(c)
     n_max = int(n_flat.max())
-    if n_max == int(n_flat.min()) and n_max + 1 <= 4 * c_flat.size:
-        histogram = np.bincount(c_flat, minlength=n_max + 1)
-        present = np.flatnonzero(histogram)
-        # Map each count to its rank among the present counts.
-        rank = np.zeros(n_max + 1, dtype=np.int64)
-        rank[present] = np.arange(present.size)
+    if n_max == int(n_flat.min()):
+        present, inverse, frequency = distinct_values(c_flat)
         return CountGroups(
             n=np.full(present.size, n_max, dtype=np.int64),
-            c=present.astype(np.int64),
-            inverse=rank[c_flat],
-            frequency=histogram[present].astype(np.int64),
+            c=present,
+            inverse=inverse,
+            frequency=frequency,
         )
     key = n_flat * (int(c_flat.max()) + 1) + c_flat
     _, first, inverse, frequency = np.unique(

@@ -41,7 +41,12 @@ from typing import Literal, NamedTuple, TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
-from gate.metrics._kernels import group_counts, pass_at_k_values, pass_hat_k_values
+from gate.metrics._kernels import (
+    distinct_values,
+    group_counts,
+    pass_at_k_values,
+    pass_hat_k_values,
+)
 from gate.metrics._validation import check_choice
 from gate.metrics.intervals import (
     Alternative,
@@ -183,11 +188,9 @@ def stimulus_estimates(
     >>> stimulus_estimates("pass_hat_k", [[5, 5, 3]], [[4, 5, 1]], 2).tolist()
     [[0.6, 1.0, 0.0]]
     """
-    if metric == "pass_at_k":
-        return _by_pair(n, c, lambda nu, cu: pass_at_k_values(nu, cu, k))
-    if metric == "pass_hat_k":
-        return _by_pair(n, c, lambda nu, cu: pass_hat_k_values(nu, cu, k))
-    return np.asarray(c, dtype=np.float64) / np.asarray(n, dtype=np.float64)
+    if metric in ("pass_at_k", "pass_hat_k"):  # a few distinct pairs, many stimulus-runs
+        return _by_pair(n, c, lambda nu, cu: _estimates_each(metric, nu, cu, k))
+    return _estimates_each(metric, np.asarray(n), np.asarray(c), k)
 
 
 def _map(metric: CountMetric, p: FloatArray, k: int) -> FloatArray:
@@ -310,18 +313,17 @@ class IntervalRule:
         # Everything but Holm's step-down is a function of the stimulus's (n, c): decided
         # once per distinct pair and gathered, or (many stimulus-runs per distinct n: an
         # advice step) from thresholds in c per distinct n, not once per stimulus and run.
-        counts, at = _distinct_values(n2)
+        counts, at, _ = distinct_values(n2)
         if n2.size > 2 * counts.size * (int(counts[-1]) + 1).bit_length():
             each = _estimates_each(self.metric, n2, c2, self.k)
             passes, p = self._sides_by_bisection(c2, counts, at)
         else:
             pairs = group_counts(n2, c2)
             each_pair = stimulus_estimates(self.metric, pairs.n, pairs.c, self.k)
-            lower, upper = self._decided_bounds(pairs.n, pairs.c, each_pair)
-            passes_pair = three_way(lower, upper, self.target, self.direction) == PASS
+            passes_pair = self._passes(pairs.n, pairs.c, each_pair)
             p_pair = self._p_values(pairs.n, pairs.c)
             back = pairs.inverse.reshape(n2.shape)
-            each, passes, p = each_pair[back], np.asarray(passes_pair)[back], p_pair[back]
+            each, passes, p = each_pair[back], passes_pair[back], p_pair[back]
         # The fail side of each stimulus, with Holm's step-down across stimuli.
         missed = each < self.target if self.direction == "min" else each > self.target
         shown_bad = holm_rejects(p, self._fail_level()) & missed
@@ -340,6 +342,12 @@ class IntervalRule:
         if self.direction == "min":
             return np.minimum(lo, each), hi
         return lo, np.maximum(hi, each)
+
+    def _passes(self, n: IntArray, c: IntArray, each: FloatArray) -> npt.NDArray[np.bool_]:
+        """Whether each (n, c) with estimate ``each`` passes: its decided bounds clear the
+        target."""
+        lower, upper = self._decided_bounds(n, c, each)
+        return np.asarray(three_way(lower, upper, self.target, self.direction) == PASS)
 
     def _fail_level(self) -> float:
         """Holm's level on the fail side: α/2, the upper side of the two-sided interval."""
@@ -370,9 +378,7 @@ class IntervalRule:
         """
 
         def passing(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
-            each = stimulus_estimates(self.metric, nn, cc, self.k)
-            lower, upper = self._decided_bounds(nn, cc, each)
-            return np.asarray(three_way(lower, upper, self.target, self.direction) == PASS)
+            return self._passes(nn, cc, stimulus_estimates(self.metric, nn, cc, self.k))
 
         def not_passing(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
             return ~passing(nn, cc)
@@ -400,22 +406,10 @@ class IntervalRule:
         return passes, p
 
 
-def _distinct_values(n: IntArray) -> tuple[IntArray, IntArray]:
-    """The distinct values of ``n`` (sorted) and each element's index among them: by a
-    histogram in linear time when the values are small next to the array, else sorted."""
-    flat = n.ravel()
-    largest = int(flat.max())
-    if flat.min() >= 0 and largest < 4 * flat.size:
-        present = np.flatnonzero(np.bincount(flat, minlength=largest + 1))
-        rank = np.zeros(largest + 1, dtype=np.int64)
-        rank[present] = np.arange(present.size)
-        return present.astype(np.int64), rank[n]
-    values, inverse = np.unique(flat, return_inverse=True)
-    return values.astype(np.int64), inverse.reshape(n.shape).astype(np.int64)
-
-
-def _estimates_each(metric: CountMetric, n: IntArray, c: IntArray, k: int) -> FloatArray:
-    """:func:`stimulus_estimates` element by element (the same values, no grouping)."""
+def _estimates_each(
+    metric: CountMetric, n: npt.NDArray[np.int64], c: npt.NDArray[np.int64], k: int
+) -> FloatArray:
+    """:func:`stimulus_estimates` element by element (no grouping by distinct pair)."""
     if metric == "pass_at_k":
         return np.asarray(pass_at_k_values(n, c, k), dtype=np.float64)
     if metric == "pass_hat_k":

@@ -42,6 +42,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from gate.metrics._kernels import log_comb
 from gate.metrics._special import gammaln, normal_quantile, stdtr, stdtrit
 from gate.metrics._validation import check_choice, check_confidence, check_finite_values, check_int
 
@@ -220,10 +221,6 @@ def fisher_worse(n_a: int, c_a: int, n_b: int, c_b: int) -> float:
         )
         return min(1.0, numerator / math.comb(total, n_a))
     x = np.arange(c_a, top + 1, dtype=np.float64)
-
-    def log_comb(a: float, b: FloatArray | float) -> FloatArray:
-        return np.asarray(gammaln(a + 1.0) - gammaln(b + 1.0) - gammaln(a - b + 1.0))
-
     terms = log_comb(passes, x) + log_comb(total - passes, n_a - x) - log_comb(total, n_a)
     peak = float(np.max(terms))
     return min(1.0, math.exp(peak) * float(np.sum(np.exp(terms - peak))))
@@ -254,12 +251,6 @@ def fisher_worse_above(
     na, ca, nb, cb = (np.asarray(x, dtype=np.float64) for x in (n_a, c_a, n_b, c_b))
     total, passes = na + nb, ca + cb
     low = np.maximum(0.0, na - (total - passes))  # the smallest X can be
-
-    def log_comb(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        inside = (b >= 0) & (b <= a)
-        safe = np.clip(b, 0.0, a)
-        value = gammaln(a + 1.0) - gammaln(safe + 1.0) - gammaln(a - safe + 1.0)
-        return np.where(inside, value, -np.inf)
 
     def probability(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         terms = log_comb(passes, x) + log_comb(total - passes, na - x) - log_comb(total, na)
