@@ -836,6 +836,43 @@ def _smallest(
     return high
 
 
+def _smallest_each(
+    probabilities: Callable[[IntArray, IntArray], FloatArray],
+    count: int,
+    power: float,
+    cap: int,
+    start: int = 1,
+) -> list[int | None]:
+    """:func:`_smallest` of ``count`` searches at once: ``probabilities(which, m)`` gives
+    search ``which[j]``'s probability at ``m[j]``. Each search visits the m it would alone."""
+    low = np.full(count, start - 1, dtype=np.int64)
+    high = np.full(count, start, dtype=np.int64)
+    doubling = np.ones(count, dtype=bool)
+    open_ = np.ones(count, dtype=bool)
+    answer: list[int | None] = [None] * count
+    while open_.any():
+        which = np.flatnonzero(open_)
+        probe = np.where(doubling[which], high[which], (low[which] + high[which]) // 2)
+        enough = probabilities(which, probe) >= power
+        doubling_now = doubling[which]
+        # Doubling: a probe short of the power moves on (or gives up at the cap).
+        short = doubling_now & ~enough
+        for i in which[short & (high[which] >= cap)].tolist():
+            open_[i] = False
+        grow = which[short & (high[which] < cap)]
+        low[grow], high[grow] = high[grow], np.minimum(cap, high[grow] * 2)
+        doubling[which[doubling_now & enough]] = False
+        # Bisection: the probe becomes the bound on its side.
+        halving = ~doubling_now
+        high[which[halving & enough]] = probe[halving & enough]
+        low[which[halving & ~enough]] = probe[halving & ~enough]
+        for i in which[~doubling[which] & open_[which]].tolist():
+            if high[i] - low[i] <= 1:
+                answer[i] = int(high[i])
+                open_[i] = False
+    return answer
+
+
 def _decided(outcome: CodeArray) -> float:
     return float(np.mean(outcome != INCONCLUSIVE))
 
@@ -1042,19 +1079,90 @@ def stimulus_more_trials_sequential(
     """:func:`more_trials_sequential` of each stimulus on its own (``rule``: scope "suite").
 
     One stimulus enters that simulation only through its trials, its passes and its
-    passing blocks, so the search runs once per distinct tally of the three: thousands of
-    stimuli take as long as their few tallies (10,000 searches took over 5 minutes).
+    passing blocks, so the search runs once per distinct tally of the three (10,000
+    searches took over 5 minutes). The searches run in step, each through the same m as
+    alone: at each step every open search draws its runs, and one call of the sequence's
+    bounds serves them all (hundreds of tallies of uneven trials, one call each per m,
+    took over a minute).
     """
-    found: dict[tuple[int, int, int], int | None] = {}
-    answer: list[int | None] = []
+    tallies: dict[tuple[int, int, int], int] = {}
+    draws: list[Callable[[int], tuple[FloatArray, int]]] = []
+    order: list[int] = []
     for x in outcomes:
         trials = np.asarray(x, dtype=np.float64).ravel()
         blocks = round_sums([trials], rule.metric, rule.k).sums
         tally = (trials.size, int(trials.sum()), int(blocks.sum()))
-        if tally not in found:
-            found[tally] = more_trials_sequential(rule, [trials], power=power, seed=seed, cap=cap)
-        answer.append(found[tally])
-    return answer
+        if tally not in tallies:
+            tallies[tally] = len(draws)
+            draws.append(_sequential_draws(rule, [trials], seed, predictive=True))
+        order.append(tallies[tally])
+
+    def probabilities(which: IntArray, m: IntArray) -> FloatArray:
+        drawn = [draws[i](int(extra)) for i, extra in zip(which.tolist(), m.tolist(), strict=True)]
+        passes = np.stack([p for p, _ in drawn])
+        blocks = np.array([b for _, b in drawn], dtype=np.int64)
+        if rule.precision:  # the half-width is not monotone in the passes: each pair
+            lo, hi = look_bounds(passes, blocks[:, None], rule.confidence)
+            decided = rule._decide(lo, hi) != INCONCLUSIVE
+        else:
+            leave, reach = _sequence_cuts(rule, blocks)
+            decided = (passes < leave[:, None]) | (passes >= reach[:, None])
+        return np.asarray(np.mean(decided, axis=1), dtype=np.float64)
+
+    found = _smallest_each(probabilities, len(draws), power, cap)
+    return [found[i] for i in order]
+
+
+def _sequence_cuts(rule: SequentialRule, blocks: IntArray) -> tuple[IntArray, IntArray]:
+    """For one stimulus's sequence after each of ``blocks`` blocks, the passes ``(leave,
+    reach)`` between which ``rule`` is undecided: decided below ``leave`` (fail, or pass
+    for a max gate) and from ``reach`` up.
+
+    Both bounds of the sequence grow with the passes, so along the passes the outcome
+    runs from one decision through inconclusive to the other: two bisections per distinct
+    number of blocks (remembered across calls) instead of a root search per pair of
+    passes and blocks (tests/metrics/test_metrics_sequential.py checks the order and
+    the answers). Not for the half-width rule, whose width is widest mid-way.
+    """
+    low_end = FAIL if rule.direction == "min" else PASS
+    high_end = PASS if rule.direction == "min" else FAIL
+
+    def codes(b: IntArray, s: IntArray) -> CodeArray:
+        return rule._decide(*look_bounds(s, b, rule.confidence))
+
+    def leaves(b: IntArray, s: IntArray) -> npt.NDArray[np.bool_]:
+        return np.asarray(codes(b, s) != low_end)
+
+    def reaches(b: IntArray, s: IntArray) -> npt.NDArray[np.bool_]:
+        return np.asarray(codes(b, s) == high_end)
+
+    distinct, at = np.unique(blocks, return_inverse=True)
+    leave = _THRESHOLDS.first_true(rule, "sequence-leaves", distinct, leaves)
+    reach = _THRESHOLDS.first_true(rule, "sequence-reaches", distinct, reaches)
+    return leave[at], reach[at]
+
+
+def _sequential_draws(
+    rule: SequentialRule, outcomes: list[npt.ArrayLike], seed: int, predictive: bool
+) -> Callable[[int], tuple[FloatArray, int]]:
+    """The simulation of :func:`more_trials_sequential`: m more trials per stimulus ->
+    (each run's passing blocks at the last look, the blocks), seeded anew at each m."""
+    rounds = round_sums(outcomes, rule.metric, rule.k)
+    arrays = [np.asarray(x, dtype=np.float64).ravel() for x in outcomes]
+    shortest = min(x.size for x in arrays)
+    n = np.array([x.size for x in arrays], dtype=np.int64)
+    c = np.array([int(x.sum()) for x in arrays], dtype=np.int64)
+    runs = _runs(n.size)
+    block_pass = _latent(rule.metric, _future_rates(n, c, runs, seed, predictive), rule.k)
+    past = int(rounds.sums.sum())
+
+    def draw(m: int) -> tuple[FloatArray, int]:
+        extra = max((shortest + m) // rule.degree - rounds.sums.size, 0)
+        rng = np.random.default_rng(seed)
+        passes = past + rng.binomial(extra, block_pass).sum(axis=1)
+        return np.asarray(passes, dtype=np.float64), rounds.stimuli * (rounds.sums.size + extra)
+
+    return draw
 
 
 def more_trials_sequential(
@@ -1077,21 +1185,10 @@ def more_trials_sequential(
     pessimistic), and trials left over from an incomplete block are ignored.
     ``None`` when even ``cap`` more trials would not decide.
     """
-    rounds = round_sums(outcomes, rule.metric, rule.k)
-    arrays = [np.asarray(x, dtype=np.float64).ravel() for x in outcomes]
-    shortest = min(x.size for x in arrays)
-    n = np.array([x.size for x in arrays], dtype=np.int64)
-    c = np.array([int(x.sum()) for x in arrays], dtype=np.int64)
-    runs = _runs(n.size)
-    block_pass = _latent(rule.metric, _future_rates(n, c, runs, seed, predictive), rule.k)
-    stimuli = rounds.stimuli
-    past = int(rounds.sums.sum())
+    draw = _sequential_draws(rule, outcomes, seed, predictive)
 
     def probability(m: int) -> float:
-        extra = max((shortest + m) // rule.degree - rounds.sums.size, 0)
-        rng = np.random.default_rng(seed)
-        passes = past + rng.binomial(extra, block_pass).sum(axis=1)
-        blocks = stimuli * (rounds.sums.size + extra)
+        passes, blocks = draw(m)
         lo, hi = look_bounds(passes, blocks, rule.confidence)
         return _decided(rule._decide(lo, hi))
 

@@ -578,6 +578,25 @@ def _advice_on_1k_stimuli_each_gated_each_its_own_n(folder: Path) -> Invocation:
     return Invocation("cli", ["check", str(path), *args], folder)
 
 
+def _sequential_advice_on_1k_stimuli_each_its_own_n(folder: Path) -> Invocation:
+    """1,000 stimuli of 5 to 44 trials each (native JSONL, in trial order), gated one by one
+    on their confidence sequences (pass rate ≥ 0.5, scope: stimuli, --sequential), most
+    undecided: the advice searched each of ~900 distinct tallies alone, a root search of the
+    sequence's bounds per (passes, blocks) pair at every m it tried (71 s; 157 s at 10,000
+    stimuli); now the searches run in step on thresholds in the passes per number of blocks."""
+    path = folder / "results.jsonl"
+    with path.open("w", encoding="ascii") as handle:
+        handle.write('{"type": "suite", "schema_version": "1.0", "suite": "s"}\n')
+        for i in range(1_000):
+            rate = 60 + (i * 104_729) % 1_000 * 35 // 1_000  # percent, 60 to 94
+            for t in range(5 + (i * 7_919) % 40):
+                passed = "true" if (i * 37 + t * 61) % 100 < rate else "false"
+                handle.write(f'{{"stimulus": "s{i}", "trial": {t}, "passed": {passed}}}\n')
+    config = folder / "gates.yml"
+    config.write_text("gates:\n  pass_rate: {min: 0.5, bound: lower, scope: stimuli}\n")
+    return Invocation("cli", ["check", str(path), "--config", str(config), "--sequential"], folder)
+
+
 def _document(folder: Path, name: str, document: object, *args: str) -> Invocation:
     path = folder / name
     path.write_text(json.dumps(document))
@@ -861,6 +880,12 @@ def probes() -> list[Probe]:
         Probe(
             "advice-on-1k-stimuli-each-gated-each-its-own-n",
             _advice_on_1k_stimuli_each_gated_each_its_own_n,
+            3,
+            "INCONCLUSIVE",
+        ),
+        Probe(
+            "sequential-advice-on-1k-stimuli-each-gated-each-its-own-n",
+            _sequential_advice_on_1k_stimuli_each_its_own_n,
             3,
             "INCONCLUSIVE",
         ),

@@ -182,3 +182,70 @@ def test_per_stimulus_sequences_in_one_call_match_each_stimulus_alone() -> None:
     assert stimulus_more_trials_sequential(alone, some, cap=200) == [
         more_trials_sequential(alone, [x], cap=200) for x in some
     ]
+
+
+@pytest.mark.parametrize("confidence", [0.95, 0.999])
+def test_sequence_bounds_grow_with_the_passes_at_each_number_of_blocks(confidence: float) -> None:
+    """What the per-stimulus advice's thresholds rest on (decision._sequence_cuts): at a
+    fixed number of blocks both bounds are non-decreasing in the passes, as computed (the
+    root search included), for every count up to 150 blocks and at six random counts up to
+    10,050."""
+    from gate.metrics.sequential import look_bounds
+
+    rng = np.random.default_rng(11)
+    for counts in (np.arange(151), rng.integers(151, 10_051, size=6)):
+        blocks = np.concatenate([np.full(b + 1, b) for b in counts.tolist()])
+        passes = np.concatenate([np.arange(b + 1) for b in counts.tolist()])
+        lo, hi = look_bounds(passes, blocks, confidence)  # one call: every pair at once
+        same = np.diff(blocks) == 0
+        assert np.all(np.diff(lo)[same] >= 0.0) and np.all(np.diff(hi)[same] >= 0.0)
+
+
+def test_searches_in_step_visit_what_each_visits_alone() -> None:
+    """decision._smallest_each against _smallest, search by search, on random tables of
+    probabilities (monotone or not in m), with a cap inside and beyond the tables."""
+    from gate.metrics.decision import _smallest_each
+
+    rng = np.random.default_rng(5)
+    for cap, start in [(40, 1), (64, 1), (300, 1), (50, 7)]:
+        tables = rng.random((25, cap + 1))
+        tables[::2] = np.sort(tables[::2], axis=1)  # half of them monotone
+        alone = [_smallest(lambda m, t=t: float(t[m]), 0.8, cap, start) for t in tables]
+
+        def probabilities(which: np.ndarray, m: np.ndarray, t: np.ndarray = tables) -> np.ndarray:
+            return t[which, m]
+
+        assert _smallest_each(probabilities, len(tables), 0.8, cap, start) == alone
+    assert any(a is None for a in alone) and any(a is not None for a in alone)
+
+
+@pytest.mark.parametrize(
+    ("metric", "k", "target", "direction", "precision"),
+    [
+        ("pass_rate", 1, 0.7, "min", False),
+        ("pass_hat_k", 2, 0.5, "min", False),
+        ("pass_at_k", 3, 0.9, "min", False),
+        ("pass_rate", 1, 0.4, "max", False),
+        ("pass_rate", 1, 0.2, "min", True),
+    ],
+)
+def test_per_stimulus_sequential_advice_on_uneven_trials_is_each_stimulus_alone(
+    metric: str, k: int, target: float, direction: str, precision: bool
+) -> None:
+    """The per-stimulus advice (searches in step, thresholds in the passes) gives what
+    more_trials_sequential gives each stimulus alone (a root search per pair), for stimuli
+    of 1 to 30 trials and rates 0.3 to 0.95: for every metric, both directions and the
+    half-width rule."""
+    from gate.metrics.decision import stimulus_more_trials_sequential
+
+    rng = np.random.default_rng(17)
+    outcomes = [
+        rng.random(int(size)) < rate
+        for size, rate in zip(
+            rng.integers(1, 31, size=14), rng.uniform(0.3, 0.95, size=14), strict=True
+        )
+    ]
+    alone = SequentialRule(metric, k, target, direction, precision=precision)  # type: ignore[arg-type]
+    expected = [more_trials_sequential(alone, [x], cap=300) for x in outcomes]
+    assert stimulus_more_trials_sequential(alone, outcomes, cap=300) == expected
+    assert len(set(expected)) >= 3  # answers that differ, None or not
