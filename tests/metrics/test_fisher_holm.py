@@ -1,0 +1,196 @@
+"""Holm on Fisher's exact test without a Python call per table (fisher_holm_rejects) gives the
+answer of the exact test itself: element-wise on every small table and on large random ones,
+at Holm levels placed exactly on attained p-values, and through the per-stimulus rule.
+
+The references are computed independently of the fast path: ``fisher_worse`` (exact integer
+sums up to 2,000 trials) table by table, ``holm`` (the sorted, accumulated adjusted p-values,
+not ``holm_rejects``), and Newcombe's bounds on float counts.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from gate.metrics import paired
+from gate.metrics.decision import FAIL, INCONCLUSIVE, PASS, PairedRule, _combine
+from gate.metrics.paired import (
+    alpha_of,
+    difference_bounds,
+    fisher_holm_rejects,
+    fisher_worse,
+    fisher_worse_float,
+    fisher_worse_lower,
+    holm,
+)
+
+IntArray = np.ndarray
+
+
+def exact(*counts: IntArray) -> np.ndarray:
+    return np.asarray(np.vectorize(fisher_worse, otypes=[np.float64])(*counts))
+
+
+@functools.lru_cache(maxsize=1)
+def small_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Every table with 1-30 trials a side (245,025), and its exact p-value."""
+    sides = np.arange(1, 31)
+    na, nb = (x.ravel() for x in np.meshgrid(sides, sides, indexing="ij"))
+    tables = np.array(
+        [
+            (a, ca, b, cb)
+            for a, b in zip(na.tolist(), nb.tolist(), strict=True)
+            for ca in range(a + 1)
+            for cb in range(b + 1)
+        ]
+    ).T
+    return tables, exact(*tables)
+
+
+@functools.lru_cache(maxsize=1)
+def large_tables() -> tuple[np.ndarray, np.ndarray]:
+    """4,000 random tables of 1-3,000 trials a side (rates drawn apart, and 1,000 pairs
+    at nearly equal rates, where the p-values sit anywhere in (0, 1)), and p-values."""
+    rng = np.random.default_rng(11)
+    n = rng.integers(1, 3_001, size=(2, 4_000))
+    rate = rng.uniform(0, 1, size=(2, 4_000))
+    rate[1, :1_000] = np.clip(rate[0, :1_000] - rng.uniform(0, 0.05, 1_000), 0, 1)
+    c = rng.binomial(n, rate)
+    tables = np.array([n[0], c[0], n[1], c[1]])
+    return tables, exact(*tables)
+
+
+def test_float_p_value_is_within_1e_10_of_the_exact_one() -> None:
+    """fisher_worse_float against the exact integer sums, where those are exact (N ≤ 2,000):
+    relative error far inside the 10⁻⁸ fisher_holm_rejects allows around it."""
+    for tables, p in (small_tables(), large_tables()):
+        within = tables[0] + tables[2] <= 2_000
+        mine = fisher_worse_float(*tables[:, within])
+        finite = np.isfinite(mine)
+        assert finite.mean() > 0.99
+        # NaN only where the sum overflowed, i.e. c_a far below the mode: p near 1.
+        assert np.all(p[within][~finite] > 0.5)
+        error = np.abs(mine[finite] - p[within][finite]) / np.maximum(p[within][finite], 1e-300)
+        assert error.max() < 1e-10
+    assert small_tables()[0].shape[1] == 245_025
+
+
+def test_lower_bound_is_below_the_exact_p_value_and_close_where_it_matters() -> None:
+    """fisher_worse_lower ≤ fisher_worse on every table (past 2,000 trials the exact test's
+    own log sums); it is within a factor 10 of p for most tables with p < 0.01 (the point
+    probability dominates the tail there), so the screen keeps few of them."""
+    for tables, p in (small_tables(), large_tables()):
+        bound = fisher_worse_lower(*tables)
+        assert np.all(bound <= p)
+        small = p < 0.01
+        assert np.mean(bound[small] > p[small] / 10) > 0.9
+
+
+def families(tables: np.ndarray, p: np.ndarray, m: int, seed: int) -> tuple[np.ndarray, ...]:
+    """The tables shuffled into families of m (rows), with their exact p-values."""
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(p.size)[: p.size - p.size % m]
+    return (*(x[order].reshape(-1, m) for x in tables), p[order].reshape(-1, m))
+
+
+@pytest.mark.parametrize("m", [1, 7, 60, 3_000])
+def test_holm_on_fisher_equals_holm_of_exact_p_values_on_every_small_table(m: int) -> None:
+    tables, p = small_tables()
+    na, ca, nb, cb, pp = families(tables, p, m, seed=m)
+    for alpha in (0.01, 0.05, 0.5):
+        expected = holm(pp) <= alpha
+        assert np.array_equal(fisher_holm_rejects(na, ca, nb, cb, alpha), expected)
+        assert expected.any() and not expected.all()
+
+
+@pytest.mark.parametrize("m", [1, 40, 500])
+def test_holm_on_fisher_equals_holm_of_exact_p_values_on_large_tables(m: int) -> None:
+    tables, p = large_tables()
+    na, ca, nb, cb, pp = families(tables, p, m, seed=m)
+    for alpha in (0.05, 0.2):
+        expected = holm(pp) <= alpha
+        assert np.array_equal(fisher_holm_rejects(na, ca, nb, cb, alpha), expected)
+        assert expected.any()
+
+
+def test_a_holm_level_on_an_attained_p_value_is_decided_on_the_exact_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """α set to p itself (one table, p ≤ α holds with equality) or to (m − r) p_(r) of a
+    family: the float p-value may fall on either side, so the exact one decides, and the
+    answer is the exact test's."""
+    calls: list[int] = []
+    each = paired._fisher_each
+
+    def counting(*counts: np.ndarray) -> np.ndarray:
+        calls.append(counts[0].size)
+        return each(*counts)
+
+    monkeypatch.setattr(paired, "_fisher_each", counting)
+    tables, p = small_tables()
+    na, ca, nb, cb, pp = families(tables, p, 60, seed=5)
+    rng = np.random.default_rng(6)
+    for row in rng.choice(pp.shape[0], 8, replace=False).tolist():
+        ordered = np.sort(pp[row])
+        for rank in (0, 1, 2):
+            alpha = float((60 - rank) * ordered[rank])
+            if not 0 < alpha < 1:
+                continue
+            calls.clear()
+            got = fisher_holm_rejects(na, ca, nb, cb, alpha)
+            assert np.array_equal(got, holm(pp) <= alpha)
+            assert calls, "the exact test decided where the float one was in doubt"
+    some = rng.choice(p.size, 20_000, replace=False)
+    tables, p = tables[:, some], p[some]
+    for index in np.flatnonzero((p > 1e-6) & (p < 0.2))[:20].tolist():
+        alpha = float(p[index])
+        calls.clear()
+        na, ca, nb, cb = tables[:, :, None]
+        got = fisher_holm_rejects(na, ca, nb, cb, alpha)[:, 0]
+        assert np.array_equal(got, p <= alpha)
+        assert got[index] and calls
+
+
+def test_difference_bounds_on_integer_counts_equal_those_on_floats() -> None:
+    """The per-(n, c) grid that integer counts use gives the very same floats."""
+    rng = np.random.default_rng(2)
+    n_a, n_b = rng.integers(1, 80, size=(2, 50_000))
+    c_a, c_b = rng.binomial(n_a, 0.7), rng.binomial(n_b, 0.6)
+    for confidence in (0.9, 0.95):
+        grid = difference_bounds(n_a, c_a, n_b, c_b, confidence)
+        floats = difference_bounds(
+            n_a.astype(float), c_a.astype(float), n_b.astype(float), c_b.astype(float), confidence
+        )
+        assert all(np.array_equal(g, f) for g, f in zip(grid, floats, strict=True))
+
+
+def test_per_stimulus_rule_equals_the_exact_reference_on_a_ragged_batch() -> None:
+    """evaluate_stimuli on 200 runs of 500 paired stimuli, each with its own 5-200 trials a
+    side, some stimuli a little and some much worse (Holm rejects at many ranks): codes,
+    outcome, worst stimulus and its bounds equal those of the exact test table by table."""
+    rule = PairedRule("max_regression", "pass_rate", 1, 0.0, 0.2, 0.95, "stimuli")
+    rng = np.random.default_rng(21)
+    stimuli, runs = 500, 200
+    n_b, n_c = rng.integers(5, 201, size=(2, stimuli))
+    rate = rng.uniform(0.4, 0.95, size=stimuli)
+    drop = rng.choice([0.0, 0.0, 0.05, 0.15, 0.35], size=stimuli)
+    c_b = rng.binomial(n_b, rate, size=(runs, stimuli))
+    c_c = rng.binomial(n_c, np.clip(rate - drop, 0, 1), size=(runs, stimuli))
+    nb, nc = np.broadcast_to(n_b, c_b.shape), np.broadcast_to(n_c, c_c.shape)
+    result = rule.evaluate_stimuli(nb, c_b, nc, c_c)
+    p = exact(nb, c_b, nc, c_c)
+    worse = holm(p) <= alpha_of(0.95) + 1e-12
+    lower, upper = difference_bounds(
+        nb.astype(float), c_b.astype(float), nc.astype(float), c_c.astype(float), 0.95
+    )
+    codes = np.where(worse, FAIL, np.where(lower > -0.2 + 1e-12, PASS, INCONCLUSIVE))
+    assert result.stimuli is not None and np.array_equal(result.stimuli, codes)
+    assert np.array_equal(result.outcome, _combine(codes.astype(np.int8)))
+    worst = np.argmin(lower, axis=1)
+    assert result.worst is not None and np.array_equal(result.worst, worst)
+    assert np.array_equal(result.lower, lower[np.arange(runs), worst])
+    assert np.array_equal(result.upper, upper[np.arange(runs), worst])
+    rejected = worse.sum(axis=1)
+    assert rejected.min() >= 1 and rejected.max() > 20 and (~worse & (p <= 0.05)).any()
