@@ -461,9 +461,11 @@ def fisher_holm_rejects(
     if exact.any():
         p[exact] = _fisher_each(d_ca[exact], d_fa[exact], d_cb[exact], d_fb[exact])
     slack = np.where(exact, 0.0, _FISHER_FLOAT_SLACK)
-    low = p * (1.0 - slack)
-    # The tiny absolute term keeps an underflowed p (true value below 1e-300) covered.
-    high = np.minimum(1.0, p * (1.0 + slack) + np.where(exact, 0.0, 1e-300))
+    # The tiny absolute term covers p-values below 1e-300, where exp underflows or loses
+    # relative precision (Holm rejects those at any rank whatever their exact value).
+    tiny = np.where(exact, 0.0, 1e-300)
+    low = np.maximum(0.0, p * (1.0 - slack) - tiny)
+    high = np.minimum(1.0, p * (1.0 + slack) + tiny)
     rejected_low = _holm_candidates(row, low, families, m, alpha)
     unsure = rejected_low != _holm_candidates(row, high, families, m, alpha)
     if unsure.any():
@@ -536,7 +538,8 @@ def _wilson_rates(
     counts = np.issubdtype(n_arr.dtype, np.integer) and np.issubdtype(c_arr.dtype, np.integer)
     if counts and n_arr.shape == c_arr.shape and n_arr.size >= _GRID_MIN_SIZE:
         width = int(n_arr.max()) + 1
-        if int(n_arr.min()) >= 1 and int(c_arr.min()) >= 0 and 4 * width * width <= n_arr.size:
+        fits = int(n_arr.min()) >= 1 and int(c_arr.min()) >= 0 and int(c_arr.max()) < width
+        if fits and 4 * width * width <= n_arr.size:
             grid_n, grid_c = np.divmod(np.arange(width * width, dtype=np.float64), width)
             # Cells with c > n or n = 0 are never looked up.
             with np.errstate(invalid="ignore", divide="ignore"):
