@@ -100,6 +100,10 @@ PASS, INCONCLUSIVE, FAIL = 1, 0, -1
 OUTCOMES: dict[int, str] = {PASS: "pass", INCONCLUSIVE: "inconclusive", FAIL: "fail"}
 # So that 0.7 computed as 0.7000000000000001 - ε still meets 0.7.
 _TOLERANCE = 1e-12
+#: the largest n at which the pass rate's half-width is known (tested) to widen towards
+#: c = n/2 from both sides for every method (:meth:`PrecisionRule._codes_by_bisection`);
+#: past it, pair by pair.
+_HALF_WIDTH_SHAPE_PROVEN = 100_000
 #: advice searches stop here: beyond it "more trials" is not an answer anyone can act on.
 MAX_MORE_TRIALS = 10_000
 MAX_MORE_STIMULI = 100_000
@@ -529,11 +533,71 @@ class PrecisionRule:
             return RuleResult(codes.astype(np.int8), half, lo, hi)
         lo, hi = stimulus_bounds(self.metric, n2, c2, self.k, self.confidence, self.method)
         half = (hi - lo) / 2.0
-        codes = np.where(half <= self.target + _TOLERANCE, PASS, INCONCLUSIVE).astype(np.int8)
+        codes = self._codes(half)
         worst = _worst(half, "max")
         return RuleResult(
             _combine(codes), _pick(half, worst), _pick(lo, worst), _pick(hi, worst), codes
         )
+
+    def stimulus_codes(self, n: npt.ArrayLike, c: npt.ArrayLike) -> CodeArray:
+        """``evaluate(n, c).stimuli`` of a ``scope="stimuli"`` rule, without the widest
+        stimulus's values (an advice reads the codes alone).
+
+        The pass rate, with many stimulus-runs per distinct n (an advice step where every
+        stimulus has its own number of trials), takes :meth:`_codes_by_bisection`; other
+        metrics, n past :data:`_HALF_WIDTH_SHAPE_PROVEN` and small batches decide every
+        distinct (n, c) pair, as :meth:`evaluate` does.
+        """
+        n2, c2 = _matrices(n, c)
+        if self.metric == "pass_rate" and self.scope == "stimuli" and n2.size:
+            counts, at, _ = distinct_values(n2)
+            proven = int(counts[0]) >= 1 and int(counts[-1]) <= _HALF_WIDTH_SHAPE_PROVEN
+            if proven and n2.size > 2 * counts.size * (int(counts[-1]) + 1).bit_length():
+                return self._codes_by_bisection(c2, counts, at)
+        lo, hi = stimulus_bounds(self.metric, n2, c2, self.k, self.confidence, self.method)
+        return self._codes((hi - lo) / 2.0)
+
+    def _codes(self, half: FloatArray) -> CodeArray:
+        """Pass where the half-width is at most the target, else inconclusive."""
+        return np.where(half <= self.target + _TOLERANCE, PASS, INCONCLUSIVE).astype(np.int8)
+
+    def _undecided(self, n: IntArray, c: IntArray) -> npt.NDArray[np.bool_]:
+        """Whether each (n, c) is inconclusive: :meth:`_codes` of its half-width."""
+        lo, hi = stimulus_bounds(self.metric, n, c, self.k, self.confidence, self.method)
+        return np.asarray(self._codes((hi - lo) / 2.0) == INCONCLUSIVE)
+
+    def _codes_by_bisection(self, c: IntArray, counts: IntArray, at: IntArray) -> CodeArray:
+        """The pass rate's codes from two bisections per distinct n (``counts``; ``at``:
+        each stimulus-run's index in it): the same as pair by pair.
+
+        At a given n, the half-width (U − L)/2 of every method does not fall as c rises
+        from 0 to ⌊n/2⌋ and does not rise from n − ⌊n/2⌋ to n (widest in the middle:
+        tests/metrics/test_stimulus_rules.py checks every method, every c, every n to a few
+        hundred and windows of c at large n up to :data:`_HALF_WIDTH_SHAPE_PROVEN`). So
+        the undecided c (half-width above the target) on the lower side are those from a
+        first count a up to ⌊n/2⌋, and on the upper side those from n − ⌊n/2⌋ up to a last
+        one; each side is bisected on its own (no assumption that h(c) = h(n − c) in
+        floating point). The bisection of a side runs over all of [0, n] with c clamped
+        into that side, which keeps the predicate monotone on the whole range and
+        :func:`_first_true` and its memory unchanged. When every stimulus has its own
+        number of trials, an advice step otherwise solves a root search per distinct
+        (n, c), about as many as stimulus-runs.
+        """
+        half = counts // 2
+
+        def lower_side(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
+            # False, then true as c climbs to ⌊n/2⌋ (and constant past it).
+            return self._undecided(nn, np.minimum(cc, nn // 2))
+
+        def upper_side_decided(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
+            # False, then true as c climbs from n − ⌊n/2⌋ (and constant below it).
+            return ~self._undecided(nn, np.maximum(cc, nn - nn // 2))
+
+        first_undecided = _THRESHOLDS.first_true(self, "half-width-lower", counts, lower_side)
+        first_decided = _THRESHOLDS.first_true(self, "half-width-upper", counts, upper_side_decided)
+        undecided = (c >= first_undecided[at]) & (c <= half[at])
+        undecided |= (c >= (counts - half)[at]) & (c < first_decided[at])
+        return np.where(undecided, INCONCLUSIVE, PASS).astype(np.int8)
 
 
 def _latent(metric: CountMetric, p: FloatArray, k: int) -> FloatArray:
@@ -870,6 +934,19 @@ def _decided(outcome: CodeArray) -> float:
     return float(np.mean(outcome != INCONCLUSIVE))
 
 
+def _codes(
+    rule: IntervalRule | PrecisionRule, n: npt.ArrayLike, c: npt.ArrayLike
+) -> tuple[CodeArray, CodeArray | None]:
+    """``rule.evaluate(n, c)``'s outcome and per-stimulus codes, all an advice reads: a
+    per-stimulus half-width rule skips the widest stimulus's half-width, which needs every
+    stimulus-run's bounds (:meth:`PrecisionRule.stimulus_codes`)."""
+    if isinstance(rule, PrecisionRule) and rule.scope == "stimuli":
+        stimuli = rule.stimulus_codes(n, c)
+        return _combine(stimuli), stimuli
+    result = rule.evaluate(n, c)
+    return result.outcome, result.stimuli
+
+
 def more_trials(
     rule: IntervalRule | PrecisionRule,
     n: npt.ArrayLike,
@@ -907,7 +984,7 @@ def more_trials(
         if known is not None and m in known:
             return known[m]
         extra = _future_passes(m, p, seed)
-        return _decided(rule.evaluate(n_arr + m, c_arr + extra).outcome)
+        return _decided(_codes(rule, n_arr + m, c_arr + extra)[0])
 
     return _smallest(probability, power, cap)
 
@@ -949,11 +1026,10 @@ def stimulus_more_trials(
     m = 1
     while m <= cap and answer.min() < 0:
         extra = _future_passes(m, p, seed)
-        result = rule.evaluate(n_arr + m, c_arr + extra)
-        codes = result.stimuli
+        outcome, codes = _codes(rule, n_arr + m, c_arr + extra)
         assert codes is not None
         if family is not None:
-            family[m] = _decided(result.outcome)
+            family[m] = _decided(outcome)
         rate = np.mean(codes != INCONCLUSIVE, axis=0)
         answer[(answer < 0) & (rate >= power)] = m
         m = max(m + 1, math.ceil(m * 1.25))

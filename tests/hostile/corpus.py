@@ -578,6 +578,25 @@ def _advice_on_1k_stimuli_each_gated_each_its_own_n(folder: Path) -> Invocation:
     return Invocation("cli", ["check", str(path), *args], folder)
 
 
+def _half_width_advice_on_stimuli_each_its_own_n(folder: Path) -> Invocation:
+    """3,000 stimuli as counts, each with its own 100 to 999 trials, each stimulus's interval
+    half-width gated (≤ 0.05, scope: stimuli), most undecided: each step of the advice
+    solved the bounds of every distinct (n, c), about as many as stimulus-runs (two million)
+    (64 s, 330 MB; 130 s at 10,000 stimuli); now two thresholds in c per distinct n."""
+    path = folder / "counts.jsonl"
+    with path.open("w", encoding="ascii") as handle:
+        for i in range(3_000):
+            n = 100 + (i * 7_919) % 900
+            c = round(n * (0.3 + 0.65 * ((i * 104_729) % 1_000) / 1_000))
+            handle.write(f'{{"stimulus": "s{i}", "n": {n}, "c": {c}}}\n')
+    config = folder / "gates.yml"
+    config.write_text(
+        "gates:\n  max_ci_half_width: {max: 0.05, metric: pass_rate, scope: stimuli}\n"
+    )
+    args = ["--format", "counts", "--config", str(config)]
+    return Invocation("cli", ["check", str(path), *args], folder)
+
+
 def _sequential_advice_on_1k_stimuli_each_its_own_n(folder: Path) -> Invocation:
     """1,000 stimuli of 5 to 44 trials each (native JSONL, in trial order), gated one by one
     on their confidence sequences (pass rate ≥ 0.5, scope: stimuli, --sequential), most
@@ -902,6 +921,12 @@ def probes() -> list[Probe]:
         Probe(
             "advice-on-1k-stimuli-each-gated-each-its-own-n",
             _advice_on_1k_stimuli_each_gated_each_its_own_n,
+            3,
+            "INCONCLUSIVE",
+        ),
+        Probe(
+            "half-width-advice-on-3k-stimuli-each-its-own-n",
+            _half_width_advice_on_stimuli_each_its_own_n,
             3,
             "INCONCLUSIVE",
         ),

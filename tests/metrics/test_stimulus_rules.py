@@ -16,6 +16,7 @@ from gate.metrics.decision import (
     CountMetric,
     Direction,
     IntervalRule,
+    PrecisionRule,
     latent_target,
     more_trials,
     stimulus_bounds,
@@ -274,3 +275,157 @@ def test_per_stimulus_regression_codes_equal_the_exact_test_on_every_table(
     assert result.stimuli is not None and np.array_equal(result.stimuli, codes)
     assert np.array_equal(result.outcome, _combine(codes.astype(np.int8)))
     assert {PASS, INCONCLUSIVE, FAIL} <= set(np.unique(codes).tolist())
+
+
+# --------------------------------------------------------------------------- half-width rule
+
+HALF_WIDTH_METHODS = (*METHODS, "wald")
+
+
+def _half_widths(method: str, n: np.ndarray, c: np.ndarray, confidence: float) -> np.ndarray:
+    lo, hi = stimulus_bounds("pass_rate", n, c, 1, confidence, method)
+    return np.asarray((hi - lo) / 2.0)
+
+
+def _assert_widens_towards_the_middle(
+    method: str, n: np.ndarray, c: np.ndarray, confidence: float
+) -> None:
+    """Along consecutive entries of one n (sorted c), the half-width does not fall on
+    c ≤ ⌊n/2⌋ and does not rise on c ≥ n − ⌊n/2⌋: exactly, no tolerance."""
+    h = _half_widths(method, n, c, confidence)
+    same = n[1:] == n[:-1]
+    lower = same & (c[1:] <= n[1:] // 2)
+    upper = same & (c[:-1] >= n[:-1] - n[:-1] // 2)
+    step = np.diff(h)
+    assert same.any() and lower.any() and upper.any()
+    assert np.all(step[lower] >= 0.0), (method, confidence, n[1:][lower][step[lower] < 0][:3])
+    assert np.all(step[upper] <= 0.0), (method, confidence, n[1:][upper][step[upper] > 0][:3])
+
+
+@pytest.mark.parametrize("method", HALF_WIDTH_METHODS)
+def test_the_half_width_widens_towards_the_middle_at_every_count(method: str) -> None:
+    """What the half-width rule's bisection rests on, as computed (floating point): at a
+    given n the pass rate's half-width (U − L)/2 rises (or stays) from c = 0 to ⌊n/2⌋ and
+    falls (or stays) from n − ⌊n/2⌋ to n, for every method, every c and every n from 1 to
+    300 at 95%, and to 100 at 80% and 99%."""
+    for top, confidence in ((300, 0.95), (100, 0.8), (100, 0.99)):
+        trials = np.arange(1, top + 1)
+        n = np.repeat(trials, trials + 1)
+        c = np.concatenate([np.arange(t + 1) for t in trials])
+        _assert_widens_towards_the_middle(method, n, c, confidence)
+
+
+@pytest.mark.parametrize("method", HALF_WIDTH_METHODS)
+def test_the_half_width_widens_towards_the_middle_at_large_n(method: str) -> None:
+    """The same at large n, up to the largest the bisection is used at
+    (decision._HALF_WIDTH_SHAPE_PROVEN): every c within 150 of the middle (where
+    neighbours differ least, ~n^-2.5) and within 60 of either end (where the bounds pin to 0
+    or 1), and 400 random c in between, in order."""
+    rng = np.random.default_rng(3)
+    largest = decision._HALF_WIDTH_SHAPE_PROVEN
+    trials = [301, 1_000, 10_001, largest - 1, largest, *rng.integers(300, largest, size=4)]
+    ns, cs = [], []
+    for t in trials:
+        middle, other = t // 2, t - t // 2
+        chosen = np.unique(
+            np.concatenate(
+                [
+                    np.arange(61),
+                    np.arange(middle - 150, middle + 1),
+                    np.arange(other, other + 151),
+                    np.arange(t - 60, t + 1),
+                    rng.integers(0, t + 1, size=400),
+                ]
+            )
+        )
+        ns.append(np.full(chosen.size, t))
+        cs.append(chosen)
+    _assert_widens_towards_the_middle(method, np.concatenate(ns), np.concatenate(cs), 0.95)
+
+
+def _pair_codes(rule: PrecisionRule, n: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """The half-width codes computed on every stimulus-run, as the rule was first written."""
+    h = _half_widths(rule.method, n, c, rule.confidence)
+    return np.where(h <= rule.target + 1e-12, PASS, INCONCLUSIVE)
+
+
+@pytest.mark.parametrize("method", HALF_WIDTH_METHODS)
+def test_half_width_codes_by_bisection_equal_the_pair_path(
+    method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every stimulus its own number of trials (300 runs of 40 stimuli, n from 1 to 400, and
+    from 300 to 100,000): the codes from two thresholds per distinct n equal the half-width
+    of every stimulus-run held against the target, for a target that leaves both codes,
+    targets equal to a half-width some pair has (the bisection lands on it), all-pass and
+    none-pass targets; equal to evaluate's per-stimulus codes; the pass@k rule and n past
+    the proven range keep the pair path."""
+    rng = np.random.default_rng(17)
+    calls = {"bisection": 0}
+    bisect = PrecisionRule._codes_by_bisection
+
+    def counted(self: PrecisionRule, *args: np.ndarray) -> np.ndarray:
+        calls["bisection"] += 1
+        return bisect(self, *args)
+
+    monkeypatch.setattr(PrecisionRule, "_codes_by_bisection", counted)
+    for low, high in ((1, 400), (300, 20_000)):
+        trials = rng.integers(low, high + 1, size=40)
+        trials[:2] = low
+        rates = rng.uniform(0.0, 1.0, size=40)
+        rates[2:8] = 0.5
+        rates[8], rates[9] = 0.0, 1.0
+        c = rng.binomial(trials, rates, size=(300, 40))
+        n = np.broadcast_to(trials, c.shape)
+        every = _half_widths(method, n, c, 0.95)
+        present = every[:3].ravel()
+        targets = [0.05, float(np.median(present)), float(present.max()), 0.0, 0.6]
+        for target in targets:
+            rule = PrecisionRule("pass_rate", 1, target, 0.95, method, "stimuli")
+            before = calls["bisection"]
+            codes = rule.stimulus_codes(n, c)
+            assert calls["bisection"] == before + 1
+            expected = np.where(every <= target + 1e-12, PASS, INCONCLUSIVE)
+            assert np.array_equal(codes, expected), (low, target)
+            if target in (0.05, float(np.median(present))):
+                assert INCONCLUSIVE in expected and PASS in expected
+            result = rule.evaluate(n[:5], c[:5])
+            assert result.stimuli is not None and np.array_equal(result.stimuli, expected[:5])
+    before = calls["bisection"]
+    at_k = PrecisionRule("pass_at_k", 3, 0.05, 0.95, method, "stimuli")
+    lo, hi = stimulus_bounds("pass_at_k", n, c, 3, 0.95, method)
+    at_k_codes = np.where((hi - lo) / 2.0 <= 0.05 + 1e-12, PASS, INCONCLUSIVE)
+    assert np.array_equal(at_k.stimulus_codes(n, c), at_k_codes)
+    beyond = (n + decision._HALF_WIDTH_SHAPE_PROVEN)[:, :4]
+    rule = PrecisionRule("pass_rate", 1, 0.002, 0.95, method, "stimuli")
+    assert beyond.size > 2 * 4 * int(beyond.max()).bit_length()  # dense enough to bisect
+    assert np.array_equal(
+        rule.stimulus_codes(beyond, c[:, :4]), _pair_codes(rule, beyond, c[:, :4])
+    )
+    assert calls["bisection"] == before
+
+
+def test_half_width_advice_reads_the_same_codes_as_evaluate() -> None:
+    """The per-stimulus and whole-gate advice of a half-width rule on 20 stimuli of their own
+    5-100 trials: the same answers and family shares as when every step calls evaluate
+    (the pair path, with the widest stimulus's values)."""
+    rng = np.random.default_rng(23)
+    n = rng.integers(5, 101, size=20)
+    c = rng.binomial(n, rng.uniform(0.05, 0.95, size=20))
+    rule = PrecisionRule("pass_rate", 1, 0.12, 0.9, "mid-p", "stimuli")
+    family: dict[int, float] = {}
+    each = stimulus_more_trials(rule, n, c, family=family)
+    whole = more_trials(rule, n, c, known=family)
+
+    def evaluated(
+        r: IntervalRule | PrecisionRule, nn: np.ndarray, cc: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        result = r.evaluate(nn, cc)
+        return result.outcome, result.stimuli
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(decision, "_codes", evaluated)
+        reference_family: dict[int, float] = {}
+        assert stimulus_more_trials(rule, n, c, family=reference_family) == each
+        assert reference_family == family
+        assert more_trials(rule, n, c) == whole
+    assert any(a not in (0, None) for a in each) and whole is not None
