@@ -47,6 +47,7 @@ from gate.metrics._kernels import (
     pass_at_k_values,
     pass_hat_k_values,
 )
+from gate.metrics._special import normal_quantile
 from gate.metrics._validation import check_choice
 from gate.metrics.intervals import (
     Alternative,
@@ -421,6 +422,9 @@ def _estimates_each(
 
 
 _CountPredicate = Callable[[IntArray, IntArray], npt.NDArray[np.bool_]]
+_CountGuess = Callable[[IntArray], IntArray]
+#: counts tried either side of a guess (:func:`_first_true`) in its one call.
+_GUESS_REACH = 3
 
 
 class _ThresholdMemo:
@@ -434,9 +438,15 @@ class _ThresholdMemo:
         self._known: dict[tuple[object, str], tuple[IntArray, IntArray]] = {}
 
     def first_true(
-        self, rule: object, side: str, counts: IntArray, predicate: _CountPredicate
+        self,
+        rule: object,
+        side: str,
+        counts: IntArray,
+        predicate: _CountPredicate,
+        guess: _CountGuess | None = None,
     ) -> IntArray:
-        """:func:`_first_true` of ``counts`` (sorted, distinct), from memory where known."""
+        """:func:`_first_true` of ``counts`` (sorted, distinct), from memory where known;
+        ``guess`` gives the approximate answers of the n it does not know."""
         known_n, known_first = self._known.get((rule, side), (counts[:0], counts[:0]))
         at = np.minimum(np.searchsorted(known_n, counts), max(known_n.size - 1, 0))
         hit = known_n[at] == counts if known_n.size else np.zeros(counts.size, dtype=bool)
@@ -444,7 +454,7 @@ class _ThresholdMemo:
         result[hit] = known_first[at[hit]]
         missing = counts[~hit]
         if missing.size:
-            found = _first_true(missing, predicate)
+            found = _first_true(missing, predicate, None if guess is None else guess(missing))
             result[~hit] = found
             if sum(n.size for n, _ in self._known.values()) + missing.size > self._limit:
                 self._known.clear()
@@ -461,16 +471,33 @@ class _ThresholdMemo:
 _THRESHOLDS = _ThresholdMemo(limit=1_000_000)
 
 
-def _first_true(counts: IntArray, predicate: _CountPredicate) -> IntArray:
+def _first_true(
+    counts: IntArray, predicate: _CountPredicate, guess: IntArray | None = None
+) -> IntArray:
     """For each n of ``counts``, the smallest c in [0, n] at which ``predicate(n, c)``
     holds, or n + 1 when it holds at none; ``predicate`` is monotone in c (false, then
     true). Every n is bisected at once, one vectorised call per step.
 
+    ``guess`` (an approximate answer per n) only narrows the search, never decides it: one
+    call first tries the :data:`_GUESS_REACH` counts either side of it, and the bisection
+    continues between the last false and the first true found there. A call costs about
+    the same for a few n as for a thousand (the bounds' root searches loop in step), and
+    an advice step has only a few new n, so a good guess saves most of the ~log₂ n calls.
+
     >>> _first_true(np.array([4, 10]), lambda n, c: 2 * c >= n).tolist()
+    [2, 5]
+    >>> _first_true(np.array([4, 10]), lambda n, c: 2 * c >= n, np.array([0, 9])).tolist()
     [2, 5]
     """
     low = np.zeros_like(counts)
     high = counts + 1
+    if guess is not None and counts.size:
+        offsets = np.arange(-_GUESS_REACH, _GUESS_REACH + 1)
+        tried = np.clip(guess[:, None] + offsets, 0, counts[:, None])
+        holds = predicate(np.repeat(counts, offsets.size), tried.ravel()).reshape(tried.shape)
+        # Monotone: above every false tried and at or below every true tried.
+        low = np.maximum(low, np.where(holds, 0, tried + 1).max(axis=1))
+        high = np.minimum(high, np.where(holds, tried, counts[:, None] + 1).min(axis=1))
     while (open_ := np.flatnonzero(low < high)).size:
         mid = (low[open_] + high[open_]) // 2
         holds = predicate(counts[open_], mid)
@@ -566,6 +593,19 @@ class PrecisionRule:
         lo, hi = stimulus_bounds(self.metric, n, c, self.k, self.confidence, self.method)
         return np.asarray(self._codes((hi - lo) / 2.0) == INCONCLUSIVE)
 
+    def _edges(self, n: IntArray) -> tuple[IntArray, IntArray]:
+        """Guesses of the first undecided c and the first decided c past the middle, from
+        Wald's half-width z·√(p(1 − p)/n): above the target t where p(1 − p) > n·t²/z²,
+        i.e. for p between the roots p₁ ≤ 1/2 ≤ 1 − p₁. Only a starting point for
+        :func:`_first_true` (exact whatever it is); near enough for most n and methods."""
+        z = normal_quantile(1.0 - alpha_of(self.confidence) / 2.0)
+        q = n * (max(self.target, 0.0) / z) ** 2
+        wide = q < 0.25  # else even p = 1/2 is within the target: none undecided
+        root = 0.5 * (1.0 - np.sqrt(np.clip(1.0 - 4.0 * q, 0.0, 1.0)))
+        first = np.where(wide, np.ceil(n * root), n + 1).astype(np.int64)
+        last = np.where(wide, np.floor(n * (1.0 - root)) + 1, 0).astype(np.int64)
+        return first, last
+
     def _codes_by_bisection(self, c: IntArray, counts: IntArray, at: IntArray) -> CodeArray:
         """The pass rate's codes from two bisections per distinct n (``counts``; ``at``:
         each stimulus-run's index in it): the same as pair by pair.
@@ -593,10 +633,20 @@ class PrecisionRule:
             # False, then true as c climbs from n − ⌊n/2⌋ (and constant below it).
             return ~self._undecided(nn, np.maximum(cc, nn - nn // 2))
 
-        first_undecided = _THRESHOLDS.first_true(self, "half-width-lower", counts, lower_side)
-        first_decided = _THRESHOLDS.first_true(self, "half-width-upper", counts, upper_side_decided)
-        undecided = (c >= first_undecided[at]) & (c <= half[at])
-        undecided |= (c >= (counts - half)[at]) & (c < first_decided[at])
+        first_undecided = _THRESHOLDS.first_true(
+            self, "half-width-lower", counts, lower_side, lambda nn: self._edges(nn)[0]
+        )
+        first_decided = _THRESHOLDS.first_true(
+            self, "half-width-upper", counts, upper_side_decided, lambda nn: self._edges(nn)[1]
+        )
+        # The two sides' undecided counts, [a, ⌊n/2⌋] and [n − ⌊n/2⌋, b − 1], meet (the
+        # sides overlap or touch), so each n has one undecided range: two gathers per
+        # stimulus-run instead of four. Neither side undecided: an empty range.
+        lower = first_undecided <= half
+        upper = first_decided > counts - half
+        first = np.where(lower, first_undecided, np.where(upper, counts - half, counts + 1))
+        last = np.where(upper, first_decided - 1, np.where(lower, half, -1))
+        undecided = (c >= first[at]) & (c <= last[at])
         return np.where(undecided, INCONCLUSIVE, PASS).astype(np.int8)
 
 

@@ -354,11 +354,12 @@ def test_half_width_codes_by_bisection_equal_the_pair_path(
     method: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every stimulus its own number of trials (300 runs of 40 stimuli, n from 1 to 400, and
-    from 300 to 100,000): the codes from two thresholds per distinct n equal the half-width
+    from 300 to 20,000): the codes from two thresholds per distinct n equal the half-width
     of every stimulus-run held against the target, for a target that leaves both codes,
-    targets equal to a half-width some pair has (the bisection lands on it), all-pass and
-    none-pass targets; equal to evaluate's per-stimulus codes; the pass@k rule and n past
-    the proven range keep the pair path."""
+    targets equal to a half-width some pair has (the bisection lands on it) or just under
+    the widest half-widths of odd n (either side of the middle), all-pass and none-pass
+    targets; equal to evaluate's per-stimulus codes; the pass@k rule and n past the proven
+    range keep the pair path."""
     rng = np.random.default_rng(17)
     calls = {"bisection": 0}
     bisect = PrecisionRule._codes_by_bisection
@@ -378,7 +379,14 @@ def test_half_width_codes_by_bisection_equal_the_pair_path(
         n = np.broadcast_to(trials, c.shape)
         every = _half_widths(method, n, c, 0.95)
         present = every[:3].ravel()
+        # The widest half-widths of a few n, either side of the middle: where a target makes
+        # one side undecided and not the other, if their rounding differs.
+        odd = trials[trials % 2 == 1][:3]
+        middles = _half_widths(
+            method, np.concatenate([odd, odd]), np.concatenate([odd // 2, odd - odd // 2]), 0.95
+        )
         targets = [0.05, float(np.median(present)), float(present.max()), 0.0, 0.6]
+        targets += [float(x) - 1e-12 for x in middles]
         for target in targets:
             rule = PrecisionRule("pass_rate", 1, target, 0.95, method, "stimuli")
             before = calls["bisection"]
@@ -429,3 +437,24 @@ def test_half_width_advice_reads_the_same_codes_as_evaluate() -> None:
         assert reference_family == family
         assert more_trials(rule, n, c) == whole
     assert any(a not in (0, None) for a in each) and whole is not None
+
+
+def test_a_guess_narrows_the_bisection_and_never_changes_its_answer() -> None:
+    """_first_true from any guess (right, near, far, out of range) finds what the plain
+    bisection finds, for thresholds anywhere in [0, n + 1], through the memo too."""
+    rng = np.random.default_rng(29)
+    counts = np.unique(rng.integers(0, 3_000, size=400))
+    answer = rng.integers(0, counts + 2)  # n + 1: true nowhere
+
+    def predicate(nn: np.ndarray, cc: np.ndarray) -> np.ndarray:
+        return np.asarray(cc >= answer[np.searchsorted(counts, nn)])
+
+    plain = decision._first_true(counts, predicate)
+    assert np.array_equal(plain, answer)
+    for noise in (0, 1, 3, 4, 50, 10_000):
+        guess = answer + rng.integers(-noise, noise + 1, size=counts.size)
+        assert np.array_equal(decision._first_true(counts, predicate, guess), answer)
+    memo = decision._ThresholdMemo(limit=10_000)
+    for part in (counts[::2], counts):
+        got = memo.first_true("rule", "side", part, predicate, lambda nn: nn // 3)
+        assert np.array_equal(got, answer[np.searchsorted(counts, part)])
