@@ -620,8 +620,9 @@ class PrecisionRule:
         floating point). The bisection of a side runs over all of [0, n] with c clamped
         into that side, which keeps the predicate monotone on the whole range and
         :func:`_first_true` and its memory unchanged. When every stimulus has its own
-        number of trials, an advice step otherwise solves a root search per distinct
-        (n, c), about as many as stimulus-runs.
+        number of trials, an advice step otherwise sorts its stimulus-runs (millions) into
+        distinct (n, c) and solves the bounds of each (up to a hundred thousand); the
+        bisections solve a few per distinct n, most remembered from the step before.
         """
         half = counts // 2
 
