@@ -929,19 +929,13 @@ def _future_passes(m: int, p: FloatArray, seed: int) -> IntArray:
 def _smallest(
     probability: Callable[[int], float], power: float, cap: int, start: int = 1
 ) -> int | None:
-    """Smallest m in [start, cap] with probability(m) ≥ power (doubling, then bisection)."""
-    low, high = start - 1, start
-    while probability(high) < power:
-        if high >= cap:
-            return None
-        low, high = high, min(cap, high * 2)
-    while high - low > 1:
-        middle = (low + high) // 2
-        if probability(middle) >= power:
-            high = middle
-        else:
-            low = middle
-    return high
+    """Smallest m in [start, cap] with probability(m) ≥ power: :func:`_smallest_each` of
+    one search."""
+
+    def one(_: IntArray, m: IntArray) -> FloatArray:
+        return np.array([probability(int(m[0]))])
+
+    return _smallest_each(one, 1, power, cap, start)[0]
 
 
 def _smallest_each(
@@ -951,8 +945,11 @@ def _smallest_each(
     cap: int,
     start: int = 1,
 ) -> list[int | None]:
-    """:func:`_smallest` of ``count`` searches at once: ``probabilities(which, m)`` gives
-    search ``which[j]``'s probability at ``m[j]``. Each search visits the m it would alone."""
+    """For each of ``count`` searches, the smallest m in [start, cap] with probability
+    ≥ ``power``: m doubles from ``start`` until one reaches it (None if none does by
+    ``cap``), then bisects between the last short m and that one. The searches run in
+    step: ``probabilities(which, m)`` gives search ``which[j]``'s probability at
+    ``m[j]``, and each search visits the m it would alone."""
     low = np.full(count, start - 1, dtype=np.int64)
     high = np.full(count, start, dtype=np.int64)
     doubling = np.ones(count, dtype=bool)

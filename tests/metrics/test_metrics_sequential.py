@@ -4,6 +4,7 @@ every look by seeded simulation, and the issue-13 targets of a sequential gate."
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -201,21 +202,45 @@ def test_sequence_bounds_grow_with_the_passes_at_each_number_of_blocks(confidenc
         assert np.all(np.diff(lo)[same] >= 0.0) and np.all(np.diff(hi)[same] >= 0.0)
 
 
+def _search_alone(
+    probability: Callable[[int], float], power: float, cap: int, start: int
+) -> int | None:
+    """The advice's search written out for one m at a time: doubling, then bisection."""
+    low, high = start - 1, start
+    while probability(high) < power:
+        if high >= cap:
+            return None
+        low, high = high, min(cap, high * 2)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if probability(middle) >= power:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
 def test_searches_in_step_visit_what_each_visits_alone() -> None:
-    """decision._smallest_each against _smallest, search by search, on random tables of
-    probabilities (monotone or not in m), with a cap inside and beyond the tables."""
+    """decision._smallest_each (and _smallest, one search of it) against the search written
+    out one m at a time, on random tables of probabilities (monotone or not in m), with a
+    cap inside and beyond the tables; on the monotone ones, also the first m that reaches
+    the power (a linear scan)."""
     from gate.metrics.decision import _smallest_each
 
     rng = np.random.default_rng(5)
     for cap, start in [(40, 1), (64, 1), (300, 1), (50, 7)]:
         tables = rng.random((25, cap + 1))
         tables[::2] = np.sort(tables[::2], axis=1)  # half of them monotone
-        alone = [_smallest(lambda m, t=t: float(t[m]), 0.8, cap, start) for t in tables]
+        alone = [_search_alone(lambda m, t=t: float(t[m]), 0.8, cap, start) for t in tables]
 
         def probabilities(which: np.ndarray, m: np.ndarray, t: np.ndarray = tables) -> np.ndarray:
             return t[which, m]
 
         assert _smallest_each(probabilities, len(tables), 0.8, cap, start) == alone
+        assert [_smallest(lambda m, t=t: float(t[m]), 0.8, cap, start) for t in tables] == alone
+        for table, found in zip(tables[::2], alone[::2], strict=True):
+            reached = [m for m in range(start, cap + 1) if table[m] >= 0.8]
+            assert found == (reached[0] if reached else None)
     assert any(a is None for a in alone) and any(a is not None for a in alone)
 
 
