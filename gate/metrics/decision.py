@@ -93,6 +93,7 @@ _Scalar = TypeVar("_Scalar", bound=np.generic)
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 CodeArray = npt.NDArray[np.int8]
+BoolArray = npt.NDArray[np.bool_]
 Direction = Literal["min", "max"]
 CountMetric = Literal["pass_rate", "pass_at_k", "pass_hat_k"]
 
@@ -105,6 +106,10 @@ _TOLERANCE = 1e-12
 #: c = n/2 from both sides for every method (:meth:`PrecisionRule._codes_by_bisection`);
 #: past it, pair by pair.
 _HALF_WIDTH_SHAPE_PROVEN = 100_000
+#: the most blocks at which a confidence sequence's bounds are tested to grow with the
+#: passes (tests/metrics/test_metrics_sequential.py), so that the sequential advice may
+#: read its outcomes from thresholds in the passes (:func:`_sequence_decided`).
+_SEQUENCE_ORDER_PROVEN = 10_050
 #: advice searches stop here: beyond it "more trials" is not an answer anyone can act on.
 MAX_MORE_TRIALS = 10_000
 MAX_MORE_STIMULI = 100_000
@@ -318,7 +323,7 @@ class IntervalRule:
         # once per distinct pair and gathered, or (many stimulus-runs per distinct n: an
         # advice step) from thresholds in c per distinct n, not once per stimulus and run.
         counts, at, _ = distinct_values(n2)
-        if n2.size > 2 * counts.size * (int(counts[-1]) + 1).bit_length():
+        if _thresholds_pay(n2.size, counts):
             each = _estimates_each(self.metric, n2, c2, self.k)
             passes, p = self._sides_by_bisection(c2, counts, at)
         else:
@@ -419,6 +424,13 @@ def _estimates_each(
     if metric == "pass_hat_k":
         return np.asarray(pass_hat_k_values(n, c, k), dtype=np.float64)
     return np.asarray(c, dtype=np.float64) / np.asarray(n, dtype=np.float64)
+
+
+def _thresholds_pay(size: int, counts: IntArray) -> bool:
+    """Whether ``size`` stimulus-runs over the distinct n of ``counts`` (sorted) are
+    decided more cheaply from thresholds in c per n (two bisections of ~log₂ n steps
+    each) than pair by pair."""
+    return size > 2 * counts.size * (int(counts[-1]) + 1).bit_length()
 
 
 _CountPredicate = Callable[[IntArray, IntArray], npt.NDArray[np.bool_]]
@@ -579,7 +591,7 @@ class PrecisionRule:
         if self.metric == "pass_rate" and self.scope == "stimuli" and n2.size:
             counts, at, _ = distinct_values(n2)
             proven = int(counts[0]) >= 1 and int(counts[-1]) <= _HALF_WIDTH_SHAPE_PROVEN
-            if proven and n2.size > 2 * counts.size * (int(counts[-1]) + 1).bit_length():
+            if proven and _thresholds_pay(n2.size, counts):
                 return self._codes_by_bisection(c2, counts, at)
         lo, hi = stimulus_bounds(self.metric, n2, c2, self.k, self.confidence, self.method)
         return self._codes((hi - lo) / 2.0)
@@ -1218,16 +1230,31 @@ def stimulus_more_trials_sequential(
         drawn = [draws[i](int(extra)) for i, extra in zip(which.tolist(), m.tolist(), strict=True)]
         passes = np.stack([p for p, _ in drawn])
         blocks = np.array([b for _, b in drawn], dtype=np.int64)
-        if rule.precision:  # the half-width is not monotone in the passes: each pair
-            lo, hi = look_bounds(passes, blocks[:, None], rule.confidence)
-            decided = rule._decide(lo, hi) != INCONCLUSIVE
-        else:
-            leave, reach = _sequence_cuts(rule, blocks)
-            decided = (passes < leave[:, None]) | (passes >= reach[:, None])
-        return np.asarray(np.mean(decided, axis=1), dtype=np.float64)
+        return np.asarray(np.mean(_sequence_decided(rule, passes, blocks), axis=1))
 
     found = _smallest_each(probabilities, len(draws), power, cap)
     return [found[i] for i in order]
+
+
+def _sequence_decided(rule: SequentialRule, passes: FloatArray, blocks: IntArray) -> BoolArray:
+    """Whether ``rule`` decides each simulated run: row j of ``passes`` (R runs) holds the
+    passing blocks of a sequence of ``blocks[j]`` blocks, read at its last look.
+
+    From :func:`_sequence_cuts` up to :data:`_SEQUENCE_ORDER_PROVEN` blocks, where the
+    bounds' order in the passes is tested; past it, and for the half-width rule (not
+    monotone in the passes), from the bounds of each (passes, blocks) pair.
+    """
+    decided = np.empty(passes.shape, dtype=bool)
+    by_cuts = np.full(blocks.shape, not rule.precision) & (blocks <= _SEQUENCE_ORDER_PROVEN)
+    if by_cuts.any():
+        leave, reach = _sequence_cuts(rule, blocks[by_cuts])
+        rows = passes[by_cuts]
+        decided[by_cuts] = (rows < leave[:, None]) | (rows >= reach[:, None])
+    if not by_cuts.all():
+        pairs = ~by_cuts
+        lo, hi = look_bounds(passes[pairs], blocks[pairs][:, None], rule.confidence)
+        decided[pairs] = rule._decide(lo, hi) != INCONCLUSIVE
+    return decided
 
 
 def _sequence_cuts(rule: SequentialRule, blocks: IntArray) -> tuple[IntArray, IntArray]:
@@ -1306,7 +1333,6 @@ def more_trials_sequential(
 
     def probability(m: int) -> float:
         passes, blocks = draw(m)
-        lo, hi = look_bounds(passes, blocks, rule.confidence)
-        return _decided(rule._decide(lo, hi))
+        return float(np.mean(_sequence_decided(rule, passes[None, :], np.array([blocks]))))
 
     return _smallest(probability, power, cap)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -255,12 +256,14 @@ def test_searches_in_step_visit_what_each_visits_alone() -> None:
     ],
 )
 def test_per_stimulus_sequential_advice_on_uneven_trials_is_each_stimulus_alone(
-    metric: str, k: int, target: float, direction: str, precision: bool
+    metric: str, k: int, target: float, direction: str, precision: bool, monkeypatch: Any
 ) -> None:
     """The per-stimulus advice (searches in step, thresholds in the passes) gives what
-    more_trials_sequential gives each stimulus alone (a root search per pair), for stimuli
-    of 1 to 30 trials and rates 0.3 to 0.95: for every metric, both directions and the
-    half-width rule."""
+    more_trials_sequential gives each stimulus alone with every (passes, blocks) pair's
+    bounds solved (the threshold path switched off), for stimuli of 1 to 30 trials and
+    rates 0.3 to 0.95: for every metric, both directions and the half-width rule. And a
+    suite of them, as more_trials_sequential reads it, gets the same answer both ways."""
+    from gate.metrics import decision
     from gate.metrics.decision import stimulus_more_trials_sequential
 
     rng = np.random.default_rng(17)
@@ -271,6 +274,31 @@ def test_per_stimulus_sequential_advice_on_uneven_trials_is_each_stimulus_alone(
         )
     ]
     alone = SequentialRule(metric, k, target, direction, precision=precision)  # type: ignore[arg-type]
+    fast = stimulus_more_trials_sequential(alone, outcomes, cap=300)
+    suite = more_trials_sequential(alone, outcomes, cap=300)
+    monkeypatch.setattr(decision, "_SEQUENCE_ORDER_PROVEN", -1)  # every pair's bounds
     expected = [more_trials_sequential(alone, [x], cap=300) for x in outcomes]
-    assert stimulus_more_trials_sequential(alone, outcomes, cap=300) == expected
+    assert fast == expected
+    assert suite == more_trials_sequential(alone, outcomes, cap=300)
     assert len(set(expected)) >= 3  # answers that differ, None or not
+
+
+def test_sequential_advice_past_the_tested_blocks_solves_each_pair(monkeypatch: Any) -> None:
+    """Past _SEQUENCE_ORDER_PROVEN blocks no threshold is used: the outcome of each run is
+    its own (passes, blocks) pair's, and below it the thresholds give the same."""
+    from gate.metrics import decision
+    from gate.metrics.decision import _sequence_decided
+    from gate.metrics.sequential import look_bounds
+
+    rule = SequentialRule("pass_rate", 1, 0.8)
+    passes = np.array([[8_200.0, 8_050.0, 7_900.0], [80.0, 70.0, 95.0]])
+    blocks = np.array([decision._SEQUENCE_ORDER_PROVEN + 1, 100])
+    lo, hi = look_bounds(passes, blocks[:, None], rule.confidence)
+    expected = rule._decide(lo, hi) != 0
+    assert _sequence_decided(rule, passes, blocks).tolist() == expected.tolist()
+
+    def no_thresholds(*_: object) -> None:
+        raise AssertionError("thresholds past the tested blocks")
+
+    monkeypatch.setattr(decision, "_sequence_cuts", no_thresholds)
+    assert _sequence_decided(rule, passes[:1], blocks[:1]).tolist() == expected[:1].tolist()
