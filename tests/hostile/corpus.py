@@ -23,7 +23,7 @@ import threading
 import time
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -545,20 +545,26 @@ def _advice_on_30k_stimuli(folder: Path) -> Invocation:
     return Invocation("cli", ["check", str(path), *args], folder)
 
 
+def _counts_gated(folder: Path, rows: Iterable[tuple[int, int]], gate: str) -> Invocation:
+    """A check of a counts file of stimuli s0, s1, ... with these (n, c), under one gate
+    given as YAML (``gates:`` entry)."""
+    path = folder / "counts.jsonl"
+    with path.open("w", encoding="ascii") as handle:
+        for i, (n, c) in enumerate(rows):
+            handle.write(f'{{"stimulus": "s{i}", "n": {n}, "c": {c}}}\n')
+    config = folder / "gates.yml"
+    config.write_text(f"gates:\n  {gate}\n")
+    args = ["--format", "counts", "--config", str(config)]
+    return Invocation("cli", ["check", str(path), *args], folder)
+
+
 def _advice_on_100k_stimuli_each_gated(folder: Path) -> Invocation:
     """100,000 stimuli as counts, 100 trials each and 55 to 100 passes, gated one by one
     (pass rate ≥ 0.5, scope: stimuli): 10,870 of them undecided, so the gate is inconclusive
     and its advice simulates the whole family at each of 41 steps of m for the per-stimulus
     answers, and 20 more for the gate's own (34 s; the binomial draws were most of it)."""
-    path = folder / "counts.jsonl"
-    with path.open("w", encoding="ascii") as handle:
-        for i in range(100_000):
-            c = 55 + (i * 7_919) % 46
-            handle.write(f'{{"stimulus": "s{i}", "n": 100, "c": {c}}}\n')
-    config = folder / "gates.yml"
-    config.write_text("gates:\n  pass_rate: {min: 0.5, bound: lower, scope: stimuli}\n")
-    args = ["--format", "counts", "--config", str(config)]
-    return Invocation("cli", ["check", str(path), *args], folder)
+    rows = ((100, 55 + (i * 7_919) % 46) for i in range(100_000))
+    return _counts_gated(folder, rows, "pass_rate: {min: 0.5, bound: lower, scope: stimuli}")
 
 
 def _advice_on_1k_stimuli_each_gated_each_its_own_n(folder: Path) -> Invocation:
@@ -566,16 +572,11 @@ def _advice_on_1k_stimuli_each_gated_each_its_own_n(folder: Path) -> Invocation:
     rate ≥ 0.5, scope: stimuli), a few undecided: each step of the advice had as many
     distinct (n, c) as stimulus-runs (a million), each a root search for its bounds (65 s,
     583 MB; 372 s and 1.6 GB at 10,000 stimuli); now thresholds in c per distinct n."""
-    path = folder / "counts.jsonl"
-    with path.open("w", encoding="ascii") as handle:
-        for i in range(1_000):
-            n = 100 + (i * 7_919) % 900
-            c = min(n, round(n * (0.55 + 0.45 * ((i * 104_729) % 1_000) / 1_000)))
-            handle.write(f'{{"stimulus": "s{i}", "n": {n}, "c": {c}}}\n')
-    config = folder / "gates.yml"
-    config.write_text("gates:\n  pass_rate: {min: 0.5, bound: lower, scope: stimuli}\n")
-    args = ["--format", "counts", "--config", str(config)]
-    return Invocation("cli", ["check", str(path), *args], folder)
+    rows = (
+        (n, min(n, round(n * (0.55 + 0.45 * ((i * 104_729) % 1_000) / 1_000))))
+        for i, n in ((i, 100 + (i * 7_919) % 900) for i in range(1_000))
+    )
+    return _counts_gated(folder, rows, "pass_rate: {min: 0.5, bound: lower, scope: stimuli}")
 
 
 def _half_width_advice_on_stimuli_each_its_own_n(folder: Path) -> Invocation:
@@ -584,18 +585,12 @@ def _half_width_advice_on_stimuli_each_its_own_n(folder: Path) -> Invocation:
     sorted its two million stimulus-runs into distinct (n, c) and solved the bounds of each
     (6,000 at m = 1, 140,000 at m = 283): 64 s, 330 MB (130 s at 10,000 stimuli); now two
     thresholds in c per distinct n, 11 s."""
-    path = folder / "counts.jsonl"
-    with path.open("w", encoding="ascii") as handle:
-        for i in range(3_000):
-            n = 100 + (i * 7_919) % 900
-            c = round(n * (0.3 + 0.65 * ((i * 104_729) % 1_000) / 1_000))
-            handle.write(f'{{"stimulus": "s{i}", "n": {n}, "c": {c}}}\n')
-    config = folder / "gates.yml"
-    config.write_text(
-        "gates:\n  max_ci_half_width: {max: 0.05, metric: pass_rate, scope: stimuli}\n"
+    rows = (
+        (n, round(n * (0.3 + 0.65 * ((i * 104_729) % 1_000) / 1_000)))
+        for i, n in ((i, 100 + (i * 7_919) % 900) for i in range(3_000))
     )
-    args = ["--format", "counts", "--config", str(config)]
-    return Invocation("cli", ["check", str(path), *args], folder)
+    gate = "max_ci_half_width: {max: 0.05, metric: pass_rate, scope: stimuli}"
+    return _counts_gated(folder, rows, gate)
 
 
 def _sequential_advice_on_1k_stimuli_each_its_own_n(folder: Path) -> Invocation:
