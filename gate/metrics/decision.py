@@ -102,10 +102,15 @@ PASS, INCONCLUSIVE, FAIL = 1, 0, -1
 OUTCOMES: dict[int, str] = {PASS: "pass", INCONCLUSIVE: "inconclusive", FAIL: "fail"}
 # So that 0.7 computed as 0.7000000000000001 - ε still meets 0.7.
 _TOLERANCE = 1e-12
-#: the largest n at which the pass rate's half-width is known (tested) to widen towards
-#: c = n/2 from both sides for every method (:meth:`PrecisionRule._codes_by_bisection`);
-#: past it, pair by pair.
+#: the largest n at which a per-stimulus half-width is known (tested) to be single-peaked
+#: in c for every method and metric (:meth:`PrecisionRule._peaks`); past it, and past
+#: the largest such k of pass^k and pass@k (every k from 1 tested), pair by pair.
 _HALF_WIDTH_SHAPE_PROVEN = 100_000
+_HALF_WIDTH_SHAPE_PROVEN_K = 20
+#: half-widths up to this count as equal in that shape: pass@k maps bounds within a few
+#: ulps of 1 where c is near n, and there its half-width wobbles at ~1e-15. A target below
+#: it is decided pair by pair.
+_HALF_WIDTH_FLOOR = 1e-9
 #: the most blocks at which a confidence sequence's bounds are tested to grow with the
 #: passes (tests/metrics/test_metrics_sequential.py), so that the sequential advice may
 #: read its outcomes from thresholds in the passes (:func:`_sequence_decided`).
@@ -440,10 +445,10 @@ _GUESS_REACH = 3
 
 
 class _ThresholdMemo:
-    """The thresholds :func:`_first_true` found, by rule and side, kept across calls: an
-    advice evaluates its rule at n + m for every m it tries, and the stimuli's n + m
-    repeat from one m to the next (a few thousand distinct n over dozens of calls).
-    Bounded: past ``limit`` thresholds in all, it starts again."""
+    """Per-n answers (thresholds :func:`_first_true` found, a half-width's peak), by rule
+    and side, kept across calls: an advice evaluates its rule at n + m for every m it
+    tries, and the stimuli's n + m repeat from one m to the next (a few thousand distinct n
+    over dozens of calls). Bounded: past ``limit`` answers in all, it starts again."""
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
@@ -457,8 +462,31 @@ class _ThresholdMemo:
         predicate: _CountPredicate,
         guess: _CountGuess | None = None,
     ) -> IntArray:
-        """:func:`_first_true` of ``counts`` (sorted, distinct), from memory where known;
-        ``guess`` gives the approximate answers of the n it does not know."""
+        """:func:`_first_true` of ``counts`` (sorted, distinct), from memory where known.
+        An n it does not know starts from the answer of the nearest n it knows, scaled to
+        n (thresholds in c grow about in proportion to n, and an advice's n + m lie close
+        to the n of its earlier steps), else from ``guess``."""
+
+        def solve(missing: IntArray) -> IntArray:
+            start = None if guess is None else guess(missing)
+            known_n, known_first = self._known.get((rule, side), (missing[:0], missing[:0]))
+            if known_n.size:
+                right = np.minimum(np.searchsorted(known_n, missing), known_n.size - 1)
+                left = np.maximum(right - 1, 0)
+                near = np.where(
+                    np.abs(known_n[left] - missing) < np.abs(known_n[right] - missing), left, right
+                )
+                share = known_first[near] / np.maximum(known_n[near], 1)
+                start = np.rint(share * missing).astype(np.int64)
+            return _first_true(missing, predicate, start)
+
+        return self.remember(rule, side, counts, solve)
+
+    def remember(
+        self, rule: object, side: str, counts: IntArray, solve: Callable[[IntArray], IntArray]
+    ) -> IntArray:
+        """``solve(counts)`` (one integer per n of ``counts``, sorted and distinct), calling
+        ``solve`` only for the n not known from an earlier call of the same rule and side."""
         known_n, known_first = self._known.get((rule, side), (counts[:0], counts[:0]))
         at = np.minimum(np.searchsorted(known_n, counts), max(known_n.size - 1, 0))
         hit = known_n[at] == counts if known_n.size else np.zeros(counts.size, dtype=bool)
@@ -466,7 +494,7 @@ class _ThresholdMemo:
         result[hit] = known_first[at[hit]]
         missing = counts[~hit]
         if missing.size:
-            found = _first_true(missing, predicate, None if guess is None else guess(missing))
+            found = solve(missing)
             result[~hit] = found
             if sum(n.size for n, _ in self._known.values()) + missing.size > self._limit:
                 self._known.clear()
@@ -582,85 +610,161 @@ class PrecisionRule:
         """``evaluate(n, c).stimuli`` of a ``scope="stimuli"`` rule, without the widest
         stimulus's values (an advice reads the codes alone).
 
-        The pass rate, with many stimulus-runs per distinct n (an advice step where every
-        stimulus has its own number of trials), takes :meth:`_codes_by_bisection`; other
-        metrics, n past :data:`_HALF_WIDTH_SHAPE_PROVEN` and small batches decide every
-        distinct (n, c) pair, as :meth:`evaluate` does.
+        With many stimulus-runs per distinct n (an advice step where every stimulus has its
+        own number of trials), n up to :data:`_HALF_WIDTH_SHAPE_PROVEN`, k up to
+        :data:`_HALF_WIDTH_SHAPE_PROVEN_K` and a target of at least :data:`_HALF_WIDTH_FLOOR`,
+        the codes come from :meth:`_codes_by_bisection`; otherwise every distinct (n, c)
+        pair is decided, as :meth:`evaluate` does.
         """
         n2, c2 = _matrices(n, c)
-        if self.metric == "pass_rate" and self.scope == "stimuli" and n2.size:
+        degree = 1 if self.metric == "pass_rate" else self.k
+        shaped = 1 <= degree <= _HALF_WIDTH_SHAPE_PROVEN_K and self.target >= _HALF_WIDTH_FLOOR
+        if self.scope == "stimuli" and n2.size and shaped:
             counts, at, _ = distinct_values(n2)
             proven = int(counts[0]) >= 1 and int(counts[-1]) <= _HALF_WIDTH_SHAPE_PROVEN
             if proven and _thresholds_pay(n2.size, counts):
-                return self._codes_by_bisection(c2, counts, at)
-        lo, hi = stimulus_bounds(self.metric, n2, c2, self.k, self.confidence, self.method)
-        return self._codes((hi - lo) / 2.0)
+                return self._codes_by_bisection(n2, c2, counts, at)
+        return self._codes(self._half_width(n2, c2))
 
     def _codes(self, half: FloatArray) -> CodeArray:
         """Pass where the half-width is at most the target, else inconclusive."""
         return np.where(half <= self.target + _TOLERANCE, PASS, INCONCLUSIVE).astype(np.int8)
 
+    def _half_width(self, n: IntArray, c: IntArray) -> FloatArray:
+        lo, hi = stimulus_bounds(self.metric, n, c, self.k, self.confidence, self.method)
+        return np.asarray((hi - lo) / 2.0)
+
+    def _floored(self, n: IntArray, c: IntArray) -> FloatArray:
+        return np.maximum(self._half_width(n, c), _HALF_WIDTH_FLOOR)
+
     def _undecided(self, n: IntArray, c: IntArray) -> npt.NDArray[np.bool_]:
         """Whether each (n, c) is inconclusive: :meth:`_codes` of its half-width."""
-        lo, hi = stimulus_bounds(self.metric, n, c, self.k, self.confidence, self.method)
-        return np.asarray(self._codes((hi - lo) / 2.0) == INCONCLUSIVE)
+        return np.asarray(self._codes(self._half_width(n, c)) == INCONCLUSIVE)
+
+    def _widest_share(self) -> float:
+        """Where the half-width of the mapped Wald interval, g′(p)·√(p(1 − p)/n), peaks:
+        p = 1/2 for the pass rate, 1 − 1/(2k) for pass^k (g = p^k) and 1/(2k) for pass@k."""
+        if self.metric == "pass_hat_k":
+            return 1.0 - 0.5 / self.k
+        if self.metric == "pass_at_k":
+            return 0.5 / self.k
+        return 0.5
 
     def _edges(self, n: IntArray) -> tuple[IntArray, IntArray]:
-        """Guesses of the first undecided c and the first decided c past the middle, from
-        Wald's half-width z·√(p(1 − p)/n): above the target t where p(1 − p) > n·t²/z²,
-        i.e. for p between the roots p₁ ≤ 1/2 ≤ 1 − p₁. Only a starting point for
+        """Guesses of the first undecided c and the first decided c past the peak, from the
+        mapped Wald half-width w(p) = g′(p)·z·√(p(1 − p)/n): where it crosses the target
+        either side of its peak p* (:meth:`_widest_share`; w rises before it and falls
+        after), each found by bisection in p. Only a starting point for
         :func:`_first_true` (exact whatever it is); near enough for most n and methods."""
         z = normal_quantile(1.0 - alpha_of(self.confidence) / 2.0)
-        q = n * (max(self.target, 0.0) / z) ** 2
-        wide = q < 0.25  # else even p = 1/2 is within the target: none undecided
-        root = 0.5 * (1.0 - np.sqrt(np.clip(1.0 - 4.0 * q, 0.0, 1.0)))
-        first = np.where(wide, np.ceil(n * root), n + 1).astype(np.int64)
-        last = np.where(wide, np.floor(n * (1.0 - root)) + 1, 0).astype(np.int64)
+        target, k, size = max(self.target, 0.0), self.k, np.asarray(n, dtype=np.float64)
+
+        def above(p: FloatArray) -> npt.NDArray[np.bool_]:
+            slope: FloatArray | float = 1.0
+            if self.metric == "pass_hat_k":
+                slope = k * p ** (k - 1)
+            elif self.metric == "pass_at_k":
+                slope = k * (1.0 - p) ** (k - 1)
+            return np.asarray(slope * z * np.sqrt(p * (1.0 - p) / size) > target)
+
+        peak = np.full(size.shape, self._widest_share())
+        wide = above(peak)  # else even the peak is within the target: none undecided
+        rise = [np.zeros_like(peak), peak.copy()]  # w(p) > target from rise[1] on
+        fall = [peak.copy(), np.ones_like(peak)]  # w(p) <= target from fall[1] on
+        for _ in range(40):
+            middle = (rise[0] + rise[1]) / 2.0
+            up = above(middle)
+            rise = [np.where(up, rise[0], middle), np.where(up, middle, rise[1])]
+            middle = (fall[0] + fall[1]) / 2.0
+            down = ~above(middle)
+            fall = [np.where(down, fall[0], middle), np.where(down, middle, fall[1])]
+        first = np.where(wide, np.ceil(size * rise[1]), size + 1).astype(np.int64)
+        last = np.where(wide, np.floor(size * fall[1]) + 1, 0).astype(np.int64)
         return first, last
 
-    def _codes_by_bisection(self, c: IntArray, counts: IntArray, at: IntArray) -> CodeArray:
-        """The pass rate's codes from two bisections per distinct n (``counts``; ``at``:
-        each stimulus-run's index in it): the same as pair by pair.
+    def _peaks(self, counts: IntArray) -> IntArray:
+        """For each n of ``counts``: a count c* at which the half-width is widest over
+        c = 0..n, or -1 where that could not be shown.
 
-        At a given n, the half-width (U − L)/2 of every method does not fall as c rises
-        from 0 to ⌊n/2⌋ and does not rise from n − ⌊n/2⌋ to n (widest in the middle:
-        tests/metrics/test_stimulus_rules.py checks every method, every c, every n to a few
-        hundred and windows of c at large n up to :data:`_HALF_WIDTH_SHAPE_PROVEN`). So
-        the undecided c (half-width above the target) on the lower side are those from a
-        first count a up to ⌊n/2⌋, and on the upper side those from n − ⌊n/2⌋ up to a last
-        one; each side is bisected on its own (no assumption that h(c) = h(n − c) in
-        floating point). The bisection of a side runs over all of [0, n] with c clamped
-        into that side, which keeps the predicate monotone on the whole range and
-        :func:`_first_true` and its memory unchanged. When every stimulus has its own
-        number of trials, an advice step otherwise sorts its stimulus-runs (millions) into
-        distinct (n, c) and solves the bounds of each (up to a hundred thousand); the
-        bisections solve a few per distinct n, most remembered from the step before.
+        The half-width, raised to :data:`_HALF_WIDTH_FLOOR` where below it, is
+        single-peaked in c (it never rises again after it falls:
+        tests/metrics/test_stimulus_rules.py checks every method and metric, k up to
+        :data:`_HALF_WIDTH_SHAPE_PROVEN_K`, every c and n to a few hundred, and windows of
+        c at large n). The first c after which it falls is found by bisection; a flat
+        stretch on the falling side (values rounded alike near 0 or 1) can mislead that
+        bisection, so the answer is kept only when checked: wider than the next count and
+        than the count before, or equal to the count before where that one is wider than
+        its own predecessor (two counts tie at the top, as c = ⌊n/2⌋ and ⌈n/2⌉ may).
+        Single-peakedness makes such a local peak the widest of all.
         """
-        half = counts // 2
+
+        def falls(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
+            inside = cc < nn
+            result = np.ones(cc.shape, dtype=bool)
+            if inside.any():
+                ni, ci = nn[inside], cc[inside]
+                h = self._floored(np.concatenate([ni, ni]), np.concatenate([ci, ci + 1]))
+                result[inside] = h[ni.size :] < h[: ni.size]
+            return result
+
+        guess = np.rint(counts * self._widest_share()).astype(np.int64)
+        peak = _first_true(counts, falls, guess)
+        around = np.arange(-2, 2)
+        tried = peak[:, None] + around
+        valid = (tried >= 0) & (tried <= counts[:, None])
+        h = self._floored(
+            np.repeat(counts, around.size), np.clip(tried, 0, counts[:, None]).ravel()
+        ).reshape(tried.shape)
+        h = np.where(valid, h, -np.inf)
+        before2, before, top, after = h.T
+        right = after < top
+        left = (before < top) | ((before == top) & (before2 < before))
+        return np.where(right & left, peak, -1)
+
+    def _codes_by_bisection(
+        self, n: IntArray, c: IntArray, counts: IntArray, at: IntArray
+    ) -> CodeArray:
+        """The codes from three bisections per distinct n (``counts``; ``at``: each
+        stimulus-run's index in it): the same as pair by pair.
+
+        At a given n the half-width is widest at c* (:meth:`_peaks`) and single-peaked, so
+        the undecided c (half-width above the target) are one range [a, b): none when c*
+        is decided, else a is the first c whose half-width, with c clamped to at most c*,
+        is above the target, and b the first whose half-width, with c clamped to at least
+        c*, is not. Clamping keeps each predicate monotone on the whole of [0, n], so
+        :func:`_first_true` and its memory serve unchanged. An n whose peak could not be
+        shown is decided pair by pair. When every stimulus has its own number of trials,
+        an advice step otherwise sorts its stimulus-runs (millions) into distinct (n, c)
+        and solves the bounds of each (up to a hundred thousand); the bisections solve a
+        few per distinct n, most remembered from the step before.
+        """
+        peaks = _THRESHOLDS.remember(self, "half-width-peak", counts, self._peaks)
+        shown = peaks >= 0
+        proven, peak_of = counts[shown], peaks[shown]
+
+        def peak(nn: IntArray) -> IntArray:
+            return peak_of[np.searchsorted(proven, nn)]
 
         def lower_side(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
-            # False, then true as c climbs to ⌊n/2⌋ (and constant past it).
-            return self._undecided(nn, np.minimum(cc, nn // 2))
+            return self._undecided(nn, np.minimum(cc, peak(nn)))
 
         def upper_side_decided(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
-            # False, then true as c climbs from n − ⌊n/2⌋ (and constant below it).
-            return ~self._undecided(nn, np.maximum(cc, nn - nn // 2))
+            return ~self._undecided(nn, np.maximum(cc, peak(nn)))
 
-        first_undecided = _THRESHOLDS.first_true(
-            self, "half-width-lower", counts, lower_side, lambda nn: self._edges(nn)[0]
-        )
-        first_decided = _THRESHOLDS.first_true(
-            self, "half-width-upper", counts, upper_side_decided, lambda nn: self._edges(nn)[1]
-        )
-        # The two sides' undecided counts, [a, ⌊n/2⌋] and [n − ⌊n/2⌋, b − 1], meet (the
-        # sides overlap or touch), so each n has one undecided range: two gathers per
-        # stimulus-run instead of four. Neither side undecided: an empty range.
-        lower = first_undecided <= half
-        upper = first_decided > counts - half
-        first = np.where(lower, first_undecided, np.where(upper, counts - half, counts + 1))
-        last = np.where(upper, first_decided - 1, np.where(lower, half, -1))
-        undecided = (c >= first[at]) & (c <= last[at])
-        return np.where(undecided, INCONCLUSIVE, PASS).astype(np.int8)
+        first = np.full(counts.shape, -1, dtype=np.int64)
+        end = np.full(counts.shape, -1, dtype=np.int64)
+        if proven.size:
+            first[shown] = _THRESHOLDS.first_true(
+                self, "half-width-lower", proven, lower_side, lambda nn: self._edges(nn)[0]
+            )
+            end[shown] = _THRESHOLDS.first_true(
+                self, "half-width-upper", proven, upper_side_decided, lambda nn: self._edges(nn)[1]
+            )
+        codes = np.where((c >= first[at]) & (c < end[at]), INCONCLUSIVE, PASS).astype(np.int8)
+        unshown = ~shown[at]
+        if unshown.any():
+            codes[unshown] = self._codes(self._half_width(n[unshown], c[unshown]))
+        return codes
 
 
 def _latent(metric: CountMetric, p: FloatArray, k: int) -> FloatArray:

@@ -567,15 +567,21 @@ def _advice_on_100k_stimuli_each_gated(folder: Path) -> Invocation:
     return _counts_gated(folder, rows, "pass_rate: {min: 0.5, bound: lower, scope: stimuli}")
 
 
+def _uneven_rows(stimuli: int, lowest: float, span: float) -> Iterator[tuple[int, int]]:
+    """(n, c) of stimuli each with its own 100 to 999 trials, pass rates spread over
+    [lowest, lowest + span)."""
+    return (
+        (n, min(n, round(n * (lowest + span * ((i * 104_729) % 1_000) / 1_000))))
+        for i, n in ((i, 100 + (i * 7_919) % 900) for i in range(stimuli))
+    )
+
+
 def _advice_on_1k_stimuli_each_gated_each_its_own_n(folder: Path) -> Invocation:
     """1,000 stimuli as counts, each with its own 100 to 999 trials, gated one by one (pass
     rate ≥ 0.5, scope: stimuli), a few undecided: each step of the advice had as many
     distinct (n, c) as stimulus-runs (a million), each a root search for its bounds (65 s,
     583 MB; 372 s and 1.6 GB at 10,000 stimuli); now thresholds in c per distinct n."""
-    rows = (
-        (n, min(n, round(n * (0.55 + 0.45 * ((i * 104_729) % 1_000) / 1_000))))
-        for i, n in ((i, 100 + (i * 7_919) % 900) for i in range(1_000))
-    )
+    rows = _uneven_rows(1_000, 0.55, 0.45)
     return _counts_gated(folder, rows, "pass_rate: {min: 0.5, bound: lower, scope: stimuli}")
 
 
@@ -585,12 +591,17 @@ def _half_width_advice_on_stimuli_each_its_own_n(folder: Path) -> Invocation:
     sorted its two million stimulus-runs into distinct (n, c) and solved the bounds of each
     (6,000 at m = 1, 140,000 at m = 283): 64 s, 330 MB (130 s at 10,000 stimuli); now two
     thresholds in c per distinct n, 11 s."""
-    rows = (
-        (n, round(n * (0.3 + 0.65 * ((i * 104_729) % 1_000) / 1_000)))
-        for i, n in ((i, 100 + (i * 7_919) % 900) for i in range(3_000))
-    )
     gate = "max_ci_half_width: {max: 0.05, metric: pass_rate, scope: stimuli}"
-    return _counts_gated(folder, rows, gate)
+    return _counts_gated(folder, _uneven_rows(3_000, 0.3, 0.65), gate)
+
+
+def _pass_hat_k_half_width_advice_on_stimuli_each_its_own_n(folder: Path) -> Invocation:
+    """10,000 stimuli of 100 to 999 trials each gated on the half-width of pass^3 (≤ 0.1),
+    some undecided: each step of the advice decided its distinct (n, c) pair by pair, as
+    for every metric but the pass rate until their shape was tested (70 s, 359 MB); now a
+    peak and two thresholds in c per distinct n, 11 s."""
+    gate = "max_ci_half_width: {max: 0.1, metric: pass_hat_k, k: 3, scope: stimuli}"
+    return _counts_gated(folder, _uneven_rows(10_000, 0.55, 0.45), gate)
 
 
 def _sequential_advice_on_1k_stimuli_each_its_own_n(folder: Path) -> Invocation:
@@ -923,6 +934,12 @@ def probes() -> list[Probe]:
         Probe(
             "half-width-advice-on-3k-stimuli-each-its-own-n",
             _half_width_advice_on_stimuli_each_its_own_n,
+            3,
+            "INCONCLUSIVE",
+        ),
+        Probe(
+            "pass-hat-k-half-width-advice-on-10k-stimuli-each-its-own-n",
+            _pass_hat_k_half_width_advice_on_stimuli_each_its_own_n,
             3,
             "INCONCLUSIVE",
         ),

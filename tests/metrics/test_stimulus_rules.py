@@ -280,67 +280,101 @@ def test_per_stimulus_regression_codes_equal_the_exact_test_on_every_table(
 # --------------------------------------------------------------------------- half-width rule
 
 HALF_WIDTH_METHODS = (*METHODS, "wald")
+#: every (metric, k) the half-width rule bisects: the pass rate, and pass^k and pass@k at
+#: every k up to the largest proven one
+HALF_WIDTH_SHAPES = [("pass_rate", 1)] + [
+    (metric, k)
+    for metric in ("pass_hat_k", "pass_at_k")
+    for k in range(1, decision._HALF_WIDTH_SHAPE_PROVEN_K + 1)
+]
 
 
-def _half_widths(method: str, n: np.ndarray, c: np.ndarray, confidence: float) -> np.ndarray:
-    lo, hi = stimulus_bounds("pass_rate", n, c, 1, confidence, method)
+def _half_widths(
+    method: str,
+    n: np.ndarray,
+    c: np.ndarray,
+    confidence: float,
+    metric: str = "pass_rate",
+    k: int = 1,
+) -> np.ndarray:
+    lo, hi = stimulus_bounds(cast(CountMetric, metric), n, c, k, confidence, method)
     return np.asarray((hi - lo) / 2.0)
 
 
-def _assert_widens_towards_the_middle(
-    method: str, n: np.ndarray, c: np.ndarray, confidence: float
-) -> None:
-    """Along consecutive entries of one n (sorted c), the half-width does not fall on
-    c ≤ ⌊n/2⌋ and does not rise on c ≥ n − ⌊n/2⌋: exactly, no tolerance."""
-    h = _half_widths(method, n, c, confidence)
+def _assert_single_peaked(method: str, n: np.ndarray, c: np.ndarray, confidence: float) -> None:
+    """Along consecutive entries of one n (sorted c), every (metric, k) of
+    HALF_WIDTH_SHAPES: once the half-width, raised to decision._HALF_WIDTH_FLOOR where
+    below it, falls it never rises again (exactly, no tolerance). The rate bounds are
+    solved once and mapped per metric as stimulus_bounds maps them (checked equal for two
+    of them)."""
+    lo, hi = stimulus_bounds("pass_rate", n, c, 1, confidence, method)
+    for metric, k in (("pass_hat_k", 3), ("pass_at_k", 7)):
+        mapped = decision._map(cast(CountMetric, metric), hi, k)
+        mapped -= decision._map(cast(CountMetric, metric), lo, k)
+        assert np.array_equal(mapped / 2.0, _half_widths(method, n, c, confidence, metric, k))
     same = n[1:] == n[:-1]
-    lower = same & (c[1:] <= n[1:] // 2)
-    upper = same & (c[:-1] >= n[:-1] - n[:-1] // 2)
-    step = np.diff(h)
-    assert same.any() and lower.any() and upper.any()
-    assert np.all(step[lower] >= 0.0), (method, confidence, n[1:][lower][step[lower] < 0][:3])
-    assert np.all(step[upper] <= 0.0), (method, confidence, n[1:][upper][step[upper] > 0][:3])
+    group = np.cumsum(~same)  # each step's n
+    index = np.arange(same.size)
+    assert same.any()
+    for metric, k in HALF_WIDTH_SHAPES:
+        h = decision._map(cast(CountMetric, metric), hi, k)
+        h = (h - decision._map(cast(CountMetric, metric), lo, k)) / 2.0
+        h = np.maximum(h, decision._HALF_WIDTH_FLOOR)
+        step = np.diff(h)
+        falls, rises = same & (step < 0.0), same & (step > 0.0)
+        first_fall = np.full(group[-1] + 1, index.size)
+        np.minimum.at(first_fall, group[falls], index[falls])
+        last_rise = np.full(group[-1] + 1, -1)
+        np.maximum.at(last_rise, group[rises], index[rises])
+        bad = np.flatnonzero(last_rise > first_fall)
+        assert bad.size == 0, (method, confidence, metric, k, n[1:][first_fall[bad[:3]]])
 
 
 @pytest.mark.parametrize("method", HALF_WIDTH_METHODS)
-def test_the_half_width_widens_towards_the_middle_at_every_count(method: str) -> None:
-    """What the half-width rule's bisection rests on, as computed (floating point): at a
-    given n the pass rate's half-width (U − L)/2 rises (or stays) from c = 0 to ⌊n/2⌋ and
-    falls (or stays) from n − ⌊n/2⌋ to n, for every method, every c and every n from 1 to
-    300 at 95%, and to 100 at 80% and 99%."""
+def test_the_half_width_is_single_peaked_at_every_count(method: str) -> None:
+    """What the half-width rule's bisection rests on (:meth:`PrecisionRule._peaks`), as
+    computed (floating point): at a given n the half-width (U − L)/2 of the pass rate, and
+    of pass^k and pass@k at every k up to decision._HALF_WIDTH_SHAPE_PROVEN_K (raised to
+    decision._HALF_WIDTH_FLOOR: pass@k wobbles at ~1e-15 near c = n), never rises again
+    once it falls as c goes from 0 to n, for every method, every c and every n from
+    1 to 300 at 95%, and to 100 at 80% and 99%."""
     for top, confidence in ((300, 0.95), (100, 0.8), (100, 0.99)):
         trials = np.arange(1, top + 1)
         n = np.repeat(trials, trials + 1)
         c = np.concatenate([np.arange(t + 1) for t in trials])
-        _assert_widens_towards_the_middle(method, n, c, confidence)
+        _assert_single_peaked(method, n, c, confidence)
 
 
 @pytest.mark.parametrize("method", HALF_WIDTH_METHODS)
-def test_the_half_width_widens_towards_the_middle_at_large_n(method: str) -> None:
+def test_the_half_width_is_single_peaked_at_large_n(method: str) -> None:
     """The same at large n, up to the largest the bisection is used at
-    (decision._HALF_WIDTH_SHAPE_PROVEN): every c within 150 of the middle (where
-    neighbours differ least, ~n^-2.5) and within 60 of either end (where the bounds pin to 0
-    or 1), and 400 random c in between, in order."""
+    (decision._HALF_WIDTH_SHAPE_PROVEN): every c within 150 of each metric's peak (where
+    neighbours differ least; p = 1/2, 1 − 1/(2k), 1/(2k)) and within 60 of either end
+    (where the bounds pin to 0 or 1, and the mapped ones round alike), and 400 random c in
+    between, in order."""
     rng = np.random.default_rng(3)
     largest = decision._HALF_WIDTH_SHAPE_PROVEN
     trials = [301, 1_000, 10_001, largest - 1, largest, *rng.integers(300, largest, size=4)]
+    shares = {
+        PrecisionRule(cast(CountMetric, m), k, 0.1)._widest_share() for m, k in HALF_WIDTH_SHAPES
+    }
     ns, cs = [], []
     for t in trials:
-        middle, other = t // 2, t - t // 2
+        peaks = [round(t * share) for share in shares]
         chosen = np.unique(
             np.concatenate(
                 [
                     np.arange(61),
-                    np.arange(middle - 150, middle + 1),
-                    np.arange(other, other + 151),
+                    *[np.arange(peak - 150, peak + 151) for peak in peaks],
                     np.arange(t - 60, t + 1),
                     rng.integers(0, t + 1, size=400),
                 ]
             )
         )
+        chosen = chosen[(chosen >= 0) & (chosen <= t)]
         ns.append(np.full(chosen.size, t))
         cs.append(chosen)
-    _assert_widens_towards_the_middle(method, np.concatenate(ns), np.concatenate(cs), 0.95)
+    _assert_single_peaked(method, np.concatenate(ns), np.concatenate(cs), 0.95)
 
 
 def _pair_codes(rule: PrecisionRule, n: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -350,16 +384,18 @@ def _pair_codes(rule: PrecisionRule, n: np.ndarray, c: np.ndarray) -> np.ndarray
 
 
 @pytest.mark.parametrize("method", HALF_WIDTH_METHODS)
+@pytest.mark.parametrize(
+    ("metric", "k"), [("pass_rate", 1), ("pass_hat_k", 3), ("pass_at_k", 3), ("pass_at_k", 20)]
+)
 def test_half_width_codes_by_bisection_equal_the_pair_path(
-    method: str, monkeypatch: pytest.MonkeyPatch
+    method: str, metric: str, k: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every stimulus its own number of trials (300 runs of 40 stimuli, n from 1 to 400, and
-    from 300 to 20,000): the codes from two thresholds per distinct n equal the half-width
-    of every stimulus-run held against the target, for a target that leaves both codes,
-    targets equal to a half-width some pair has (the bisection lands on it) or just under
-    the widest half-widths of odd n (either side of the middle), all-pass and none-pass
-    targets; equal to evaluate's per-stimulus codes; the pass@k rule and n past the proven
-    range keep the pair path."""
+    from 300 to 20,000): the codes from a peak and two thresholds per distinct n equal the
+    half-width of every stimulus-run held against the target, for a target that leaves
+    both codes, targets equal to a half-width some pair has (the bisection lands on it) or
+    just under the widest half-widths of a few n (either side of the peak), all-pass and
+    none-pass targets; equal to evaluate's per-stimulus codes."""
     rng = np.random.default_rng(17)
     calls = {"bisection": 0}
     bisect = PrecisionRule._codes_by_bisection
@@ -369,47 +405,83 @@ def test_half_width_codes_by_bisection_equal_the_pair_path(
         return bisect(self, *args)
 
     monkeypatch.setattr(PrecisionRule, "_codes_by_bisection", counted)
+    share = PrecisionRule(cast(CountMetric, metric), k, 0.1)._widest_share()
     for low, high in ((1, 400), (300, 20_000)):
         trials = rng.integers(low, high + 1, size=40)
         trials[:2] = low
         rates = rng.uniform(0.0, 1.0, size=40)
-        rates[2:8] = 0.5
+        rates[2:8] = share
         rates[8], rates[9] = 0.0, 1.0
         c = rng.binomial(trials, rates, size=(300, 40))
         n = np.broadcast_to(trials, c.shape)
-        every = _half_widths(method, n, c, 0.95)
+        every = _half_widths(method, n, c, 0.95, metric, k)
         present = every[:3].ravel()
-        # The widest half-widths of a few n, either side of the middle: where a target makes
-        # one side undecided and not the other, if their rounding differs.
-        odd = trials[trials % 2 == 1][:3]
-        middles = _half_widths(
-            method, np.concatenate([odd, odd]), np.concatenate([odd // 2, odd - odd // 2]), 0.95
-        )
-        targets = [0.05, float(np.median(present)), float(present.max()), 0.0, 0.6]
-        targets += [float(x) - 1e-12 for x in middles]
-        for target in targets:
-            rule = PrecisionRule("pass_rate", 1, target, 0.95, method, "stimuli")
+        # The widest half-widths of a few n and their neighbours: where a target makes one
+        # side undecided and not the other, if their rounding differs.
+        widest = []
+        for t in trials[:4]:
+            near = np.clip(round(t * share) + np.arange(-8, 9), 0, t)  # the peak is near
+            widest.append(_half_widths(method, np.full(near.size, t), near, 0.95, metric, k).max())
+        targets = [0.05, float(np.median(present)), float(present.max()), 1e-9, 0.6]
+        targets += [float(x) - 1e-12 for x in widest] + [float(x) for x in widest]
+        for target in [t for t in targets if t >= decision._HALF_WIDTH_FLOOR]:
+            rule = PrecisionRule(cast(CountMetric, metric), k, target, 0.95, method, "stimuli")
             before = calls["bisection"]
             codes = rule.stimulus_codes(n, c)
             assert calls["bisection"] == before + 1
             expected = np.where(every <= target + 1e-12, PASS, INCONCLUSIVE)
             assert np.array_equal(codes, expected), (low, target)
-            if target in (0.05, float(np.median(present))):
+            if target == float(np.median(present)):
                 assert INCONCLUSIVE in expected and PASS in expected
             result = rule.evaluate(n[:5], c[:5])
             assert result.stimuli is not None and np.array_equal(result.stimuli, expected[:5])
-    before = calls["bisection"]
-    at_k = PrecisionRule("pass_at_k", 3, 0.05, 0.95, method, "stimuli")
-    lo, hi = stimulus_bounds("pass_at_k", n, c, 3, 0.95, method)
-    at_k_codes = np.where((hi - lo) / 2.0 <= 0.05 + 1e-12, PASS, INCONCLUSIVE)
-    assert np.array_equal(at_k.stimulus_codes(n, c), at_k_codes)
+
+
+@pytest.mark.parametrize("method", ["mid-p", "wald"])
+def test_half_width_rules_outside_the_proven_shape_keep_the_pair_path(
+    method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """n past decision._HALF_WIDTH_SHAPE_PROVEN, k past decision._HALF_WIDTH_SHAPE_PROVEN_K
+    and a target under decision._HALF_WIDTH_FLOOR are decided pair by pair; an n whose peak
+    could not be shown is decided pair by pair within the bisection (every peak marked
+    unshown, then every other): the same codes each way."""
+    rng = np.random.default_rng(29)
+    trials = rng.integers(5, 400, size=40)
+    c = rng.binomial(trials, rng.uniform(0.0, 1.0, size=40), size=(300, 40))
+    n = np.broadcast_to(trials, c.shape)
+    calls = {"bisection": 0}
+    bisect = PrecisionRule._codes_by_bisection
+
+    def counted(self: PrecisionRule, *args: np.ndarray) -> np.ndarray:
+        calls["bisection"] += 1
+        return bisect(self, *args)
+
+    monkeypatch.setattr(PrecisionRule, "_codes_by_bisection", counted)
     beyond = (n + decision._HALF_WIDTH_SHAPE_PROVEN)[:, :4]
-    rule = PrecisionRule("pass_rate", 1, 0.002, 0.95, method, "stimuli")
     assert beyond.size > 2 * 4 * int(beyond.max()).bit_length()  # dense enough to bisect
-    assert np.array_equal(
-        rule.stimulus_codes(beyond, c[:, :4]), _pair_codes(rule, beyond, c[:, :4])
-    )
-    assert calls["bisection"] == before
+    outside = [
+        (PrecisionRule("pass_rate", 1, 0.002, 0.95, method, "stimuli"), beyond, c[:, :4]),
+        (PrecisionRule("pass_hat_k", 21, 0.05, 0.95, method, "stimuli"), n, c),
+        (PrecisionRule("pass_at_k", 3, 1e-10, 0.95, method, "stimuli"), n, c),
+    ]
+    for rule, nn, cc in outside:
+        every = _half_widths(method, nn, cc, 0.95, rule.metric, rule.k)
+        expected = np.where(every <= rule.target + 1e-12, PASS, INCONCLUSIVE)
+        assert np.array_equal(rule.stimulus_codes(nn, cc), expected)
+    assert calls["bisection"] == 0
+    peaks = PrecisionRule._peaks
+    for keep in (lambda found: np.full_like(found, -1), lambda f: np.where(f % 2, -1, f)):
+        monkeypatch.setattr(
+            PrecisionRule, "_peaks", lambda self, counts, keep=keep: keep(peaks(self, counts))
+        )
+        rule = PrecisionRule("pass_hat_k", 3, 0.08, 0.95, method, "stimuli")
+        decision._THRESHOLDS._known.clear()
+        every = _half_widths(method, n, c, 0.95, "pass_hat_k", 3)
+        expected = np.where(every <= 0.08 + 1e-12, PASS, INCONCLUSIVE)
+        assert INCONCLUSIVE in expected and PASS in expected
+        assert np.array_equal(rule.stimulus_codes(n, c), expected)
+    assert calls["bisection"] == 2
+    decision._THRESHOLDS._known.clear()
 
 
 def test_half_width_advice_reads_the_same_codes_as_evaluate() -> None:
