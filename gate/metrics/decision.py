@@ -103,7 +103,7 @@ OUTCOMES: dict[int, str] = {PASS: "pass", INCONCLUSIVE: "inconclusive", FAIL: "f
 # So that 0.7 computed as 0.7000000000000001 - ε still meets 0.7.
 _TOLERANCE = 1e-12
 #: the largest n at which a per-stimulus half-width is known (tested) to be single-peaked
-#: in c for every method and metric (:meth:`PrecisionRule._peaks`); past it, and past
+#: in c for every method and metric (:func:`_widest`); past it, and past
 #: the largest such k of pass^k and pass@k (every k from 1 tested), pair by pair.
 _HALF_WIDTH_SHAPE_PROVEN = 100_000
 _HALF_WIDTH_SHAPE_PROVEN_K = 20
@@ -634,13 +634,6 @@ class PrecisionRule:
         lo, hi = stimulus_bounds(self.metric, n, c, self.k, self.confidence, self.method)
         return np.asarray((hi - lo) / 2.0)
 
-    def _floored(self, n: IntArray, c: IntArray) -> FloatArray:
-        return np.maximum(self._half_width(n, c), _HALF_WIDTH_FLOOR)
-
-    def _undecided(self, n: IntArray, c: IntArray) -> npt.NDArray[np.bool_]:
-        """Whether each (n, c) is inconclusive: :meth:`_codes` of its half-width."""
-        return np.asarray(self._codes(self._half_width(n, c)) == INCONCLUSIVE)
-
     def _widest_share(self) -> float:
         """Where the half-width of the mapped Wald interval, g′(p)·√(p(1 − p)/n), peaks:
         p = 1/2 for the pass rate, 1 − 1/(2k) for pass^k (g = p^k) and 1/(2k) for pass@k."""
@@ -682,89 +675,127 @@ class PrecisionRule:
         last = np.where(wide, np.floor(size * fall[1]) + 1, 0).astype(np.int64)
         return first, last
 
-    def _peaks(self, counts: IntArray) -> IntArray:
-        """For each n of ``counts``: a count c* at which the half-width is widest over
-        c = 0..n, or -1 where that could not be shown.
-
-        The half-width, raised to :data:`_HALF_WIDTH_FLOOR` where below it, is
-        single-peaked in c (it never rises again after it falls:
-        tests/metrics/test_stimulus_rules.py checks every method and metric, k up to
-        :data:`_HALF_WIDTH_SHAPE_PROVEN_K`, every c and n to a few hundred, and windows of
-        c at large n). The first c after which it falls is found by bisection; a flat
-        stretch on the falling side (values rounded alike near 0 or 1) can mislead that
-        bisection, so the answer is kept only when checked: wider than the next count and
-        than the count before, or equal to the count before where that one is wider than
-        its own predecessor (two counts tie at the top, as c = ⌊n/2⌋ and ⌈n/2⌉ may).
-        Single-peakedness makes such a local peak the widest of all.
-        """
-
-        def falls(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
-            inside = cc < nn
-            result = np.ones(cc.shape, dtype=bool)
-            if inside.any():
-                ni, ci = nn[inside], cc[inside]
-                h = self._floored(np.concatenate([ni, ni]), np.concatenate([ci, ci + 1]))
-                result[inside] = h[ni.size :] < h[: ni.size]
-            return result
-
-        guess = np.rint(counts * self._widest_share()).astype(np.int64)
-        peak = _first_true(counts, falls, guess)
-        around = np.arange(-2, 2)
-        tried = peak[:, None] + around
-        valid = (tried >= 0) & (tried <= counts[:, None])
-        h = self._floored(
-            np.repeat(counts, around.size), np.clip(tried, 0, counts[:, None]).ravel()
-        ).reshape(tried.shape)
-        h = np.where(valid, h, -np.inf)
-        before2, before, top, after = h.T
-        right = after < top
-        left = (before < top) | ((before == top) & (before2 < before))
-        return np.where(right & left, peak, -1)
-
     def _codes_by_bisection(
         self, n: IntArray, c: IntArray, counts: IntArray, at: IntArray
     ) -> CodeArray:
-        """The codes from three bisections per distinct n (``counts``; ``at``: each
-        stimulus-run's index in it): the same as pair by pair.
-
-        At a given n the half-width is widest at c* (:meth:`_peaks`) and single-peaked, so
-        the undecided c (half-width above the target) are one range [a, b): none when c*
-        is decided, else a is the first c whose half-width, with c clamped to at most c*,
-        is above the target, and b the first whose half-width, with c clamped to at least
-        c*, is not. Clamping keeps each predicate monotone on the whole of [0, n], so
-        :func:`_first_true` and its memory serve unchanged. An n whose peak could not be
-        shown is decided pair by pair. When every stimulus has its own number of trials,
-        an advice step otherwise sorts its stimulus-runs (millions) into distinct (n, c)
-        and solves the bounds of each (up to a hundred thousand); the bisections solve a
-        few per distinct n, most remembered from the step before.
-        """
-        peaks = _THRESHOLDS.remember(self, "half-width-peak", counts, self._peaks)
-        shown = peaks >= 0
-        proven, peak_of = counts[shown], peaks[shown]
-
-        def peak(nn: IntArray) -> IntArray:
-            return peak_of[np.searchsorted(proven, nn)]
-
-        def lower_side(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
-            return self._undecided(nn, np.minimum(cc, peak(nn)))
-
-        def upper_side_decided(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
-            return ~self._undecided(nn, np.maximum(cc, peak(nn)))
-
-        first = np.full(counts.shape, -1, dtype=np.int64)
-        end = np.full(counts.shape, -1, dtype=np.int64)
-        if proven.size:
-            first[shown] = _THRESHOLDS.first_true(
-                self, "half-width-lower", proven, lower_side, lambda nn: self._edges(nn)[0]
-            )
-            end[shown] = _THRESHOLDS.first_true(
-                self, "half-width-upper", proven, upper_side_decided, lambda nn: self._edges(nn)[1]
-            )
-        codes = np.where((c >= first[at]) & (c < end[at]), INCONCLUSIVE, PASS).astype(np.int8)
-        unshown = ~shown[at]
+        """The codes from :func:`_undecided_ranges` (``counts``: the distinct n; ``at``:
+        each stimulus-run's index in it): the same as pair by pair. When every stimulus has
+        its own number of trials, an advice step otherwise sorts its stimulus-runs
+        (millions) into distinct (n, c) and solves the bounds of each (up to a hundred
+        thousand); the bisections solve a few per distinct n, most remembered from the step
+        before. An n whose peak could not be shown is decided pair by pair."""
+        ranges = _undecided_ranges(
+            self, counts, self._half_width, self.target, self._widest_share(), self._edges
+        )
+        inside = (c >= ranges.first[at]) & (c < ranges.end[at])
+        codes = np.where(inside, INCONCLUSIVE, PASS).astype(np.int8)
+        unshown = ~ranges.shown[at]
         if unshown.any():
             codes[unshown] = self._codes(self._half_width(n[unshown], c[unshown]))
         return codes
+
+
+_CountWidth = Callable[[IntArray, IntArray], FloatArray]
+
+
+def _widest(counts: IntArray, half_width: _CountWidth, share: float) -> IntArray:
+    """For each n of ``counts``: a count c* at which ``half_width(n, c)`` is widest over
+    c = 0..n, or -1 where that could not be shown; ``share``·n is where to look first.
+
+    The half-width, raised to :data:`_HALF_WIDTH_FLOOR` where below it, is single-peaked
+    in c (it never rises again after it falls: tests/metrics/test_stimulus_rules.py checks
+    every method and metric, k up to :data:`_HALF_WIDTH_SHAPE_PROVEN_K`, every c and n to
+    a few hundred and windows of c at large n; tests/metrics/test_metrics_sequential.py
+    the confidence sequence's). The first c after which it falls is found by bisection; a
+    flat stretch on the falling side (values rounded alike near 0 or 1) can mislead that
+    bisection, so the answer is kept only when checked: wider than the next count and than
+    the count before, or equal to the count before where that one is wider than its own
+    predecessor (two counts tie at the top, as c = ⌊n/2⌋ and ⌈n/2⌉ may). Single-peakedness
+    makes such a local peak the widest of all.
+    """
+
+    def floored(n: IntArray, c: IntArray) -> FloatArray:
+        return np.maximum(half_width(n, c), _HALF_WIDTH_FLOOR)
+
+    def falls(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
+        inside = cc < nn
+        result = np.ones(cc.shape, dtype=bool)
+        if inside.any():
+            ni, ci = nn[inside], cc[inside]
+            h = floored(np.concatenate([ni, ni]), np.concatenate([ci, ci + 1]))
+            result[inside] = h[ni.size :] < h[: ni.size]
+        return result
+
+    peak = _first_true(counts, falls, np.rint(counts * share).astype(np.int64))
+    around = np.arange(-2, 2)
+    tried = peak[:, None] + around
+    valid = (tried >= 0) & (tried <= counts[:, None])
+    at = np.clip(tried, 0, counts[:, None]).ravel()
+    h = floored(np.repeat(counts, around.size), at).reshape(tried.shape)
+    before2, before, top, after = np.where(valid, h, -np.inf).T
+    right = after < top
+    left = (before < top) | ((before == top) & (before2 < before))
+    return np.where(right & left, peak, -1)
+
+
+class _Ranges(NamedTuple):
+    """Per n: the undecided counts [first, end) (empty when first == end); ``shown``: false
+    where the peak could not be shown (first and end are then -1: decide pair by pair)."""
+
+    first: IntArray
+    end: IntArray
+    shown: BoolArray
+
+
+def _undecided_ranges(
+    rule: object,
+    counts: IntArray,
+    half_width: _CountWidth,
+    target: float,
+    share: float,
+    edges: Callable[[IntArray], tuple[IntArray, IntArray]] | None = None,
+) -> _Ranges:
+    """For each n of ``counts`` (sorted, distinct), the c whose half-width is above
+    ``target`` (undecided by a half-width rule, with its tolerance): a peak and two
+    bisections per n, remembered by ``rule`` across calls.
+
+    At a given n the half-width is widest at c* (:func:`_widest`) and single-peaked, so
+    the undecided c are one range [a, b): none when c* is decided, else a is the first c
+    whose half-width, with c clamped to at most c*, is above the target, and b the first
+    whose half-width, with c clamped to at least c*, is not. Clamping keeps each predicate
+    monotone on the whole of [0, n], so :func:`_first_true` and its memory serve
+    unchanged. ``edges`` guesses (a, b) per n.
+    """
+    peaks = _THRESHOLDS.remember(
+        rule, "half-width-peak", counts, lambda missing: _widest(missing, half_width, share)
+    )
+    shown = peaks >= 0
+    proven, peak_of = counts[shown], peaks[shown]
+
+    def undecided(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
+        return np.asarray(half_width(nn, cc) > target + _TOLERANCE)
+
+    def peak(nn: IntArray) -> IntArray:
+        return peak_of[np.searchsorted(proven, nn)]
+
+    def lower_side(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
+        return undecided(nn, np.minimum(cc, peak(nn)))
+
+    def upper_side_decided(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
+        return ~undecided(nn, np.maximum(cc, peak(nn)))
+
+    first = np.full(counts.shape, -1, dtype=np.int64)
+    end = np.full(counts.shape, -1, dtype=np.int64)
+    if proven.size:
+        lower_guess = None if edges is None else (lambda nn: edges(nn)[0])
+        upper_guess = None if edges is None else (lambda nn: edges(nn)[1])
+        first[shown] = _THRESHOLDS.first_true(
+            rule, "half-width-lower", proven, lower_side, lower_guess
+        )
+        end[shown] = _THRESHOLDS.first_true(
+            rule, "half-width-upper", proven, upper_side_decided, upper_guess
+        )
+    return _Ranges(first, end, shown)
 
 
 def _latent(metric: CountMetric, p: FloatArray, k: int) -> FloatArray:
@@ -1344,16 +1375,31 @@ def _sequence_decided(rule: SequentialRule, passes: FloatArray, blocks: IntArray
     """Whether ``rule`` decides each simulated run: row j of ``passes`` (R runs) holds the
     passing blocks of a sequence of ``blocks[j]`` blocks, read at its last look.
 
-    From :func:`_sequence_cuts` up to :data:`_SEQUENCE_ORDER_PROVEN` blocks, where the
-    bounds' order in the passes is tested; past it, and for the half-width rule (not
-    monotone in the passes), from the bounds of each (passes, blocks) pair.
+    Up to :data:`_SEQUENCE_ORDER_PROVEN` blocks, where the bounds' order and the
+    half-width's single peak in the passes are tested, from thresholds in the passes per
+    number of blocks (:func:`_sequence_cuts`; :func:`_undecided_ranges` for the half-width
+    rule); past it, and where a peak could not be shown, from the bounds of each (passes,
+    blocks) pair.
     """
     decided = np.empty(passes.shape, dtype=bool)
-    by_cuts = np.full(blocks.shape, not rule.precision) & (blocks <= _SEQUENCE_ORDER_PROVEN)
-    if by_cuts.any():
+    by_cuts = blocks <= _SEQUENCE_ORDER_PROVEN
+    if by_cuts.any() and rule.precision and rule.target >= _HALF_WIDTH_FLOOR:
+        distinct, at = np.unique(blocks[by_cuts], return_inverse=True)
+
+        def half_width(b: IntArray, s: IntArray) -> FloatArray:
+            lo, hi = look_bounds(s, b, rule.confidence)
+            return np.asarray((hi - lo) / 2.0)
+
+        ranges = _undecided_ranges(rule, distinct, half_width, rule.target, 0.5)
+        rows = passes[by_cuts]
+        decided[by_cuts] = (rows < ranges.first[at, None]) | (rows >= ranges.end[at, None])
+        by_cuts[by_cuts] = ranges.shown[at]  # the rest: pair by pair
+    elif by_cuts.any() and not rule.precision:
         leave, reach = _sequence_cuts(rule, blocks[by_cuts])
         rows = passes[by_cuts]
         decided[by_cuts] = (rows < leave[:, None]) | (rows >= reach[:, None])
+    else:
+        by_cuts[:] = False
     if not by_cuts.all():
         pairs = ~by_cuts
         lo, hi = look_bounds(passes[pairs], blocks[pairs][:, None], rule.confidence)

@@ -14,6 +14,7 @@ import bz2
 import io
 import json
 import os
+import random
 import socket
 import struct
 import subprocess
@@ -604,22 +605,34 @@ def _pass_hat_k_half_width_advice_on_stimuli_each_its_own_n(folder: Path) -> Inv
     return _counts_gated(folder, _uneven_rows(10_000, 0.55, 0.45), gate)
 
 
-def _sequential_advice_on_1k_stimuli_each_its_own_n(folder: Path) -> Invocation:
+def _sequential_advice_on_1k_stimuli_each_its_own_n(
+    folder: Path,
+    gate: str = "pass_rate: {min: 0.5, bound: lower, scope: stimuli}",
+    seed: int | None = None,
+) -> Invocation:
     """1,000 stimuli of 5 to 44 trials each (native JSONL, in trial order), gated one by one
     on their confidence sequences (pass rate ≥ 0.5, scope: stimuli, --sequential), most
     undecided: the advice searched each of ~900 distinct tallies alone, a root search of the
     sequence's bounds per (passes, blocks) pair at every m it tried (71 s; 157 s at 10,000
-    stimuli); now the searches run in step on thresholds in the passes per number of blocks."""
+    stimuli); now the searches run in step on thresholds in the passes per number of blocks.
+    With the half-width gate (≤ 0.05) and passes drawn at random (``seed``; the spread of
+    tallies makes the advice search far), the per-pair root searches stayed until its peak
+    in the passes was tested: 59 s; now a peak and two thresholds per number of blocks,
+    9 s."""
+    draw = None if seed is None else random.Random(seed)
     path = folder / "results.jsonl"
     with path.open("w", encoding="ascii") as handle:
         handle.write('{"type": "suite", "schema_version": "1.0", "suite": "s"}\n')
         for i in range(1_000):
             rate = 60 + (i * 104_729) % 1_000 * 35 // 1_000  # percent, 60 to 94
             for t in range(5 + (i * 7_919) % 40):
-                passed = "true" if (i * 37 + t * 61) % 100 < rate else "false"
+                if draw is None:
+                    passed = "true" if (i * 37 + t * 61) % 100 < rate else "false"
+                else:
+                    passed = "true" if draw.random() * 100 < rate else "false"
                 handle.write(f'{{"stimulus": "s{i}", "trial": {t}, "passed": {passed}}}\n')
     config = folder / "gates.yml"
-    config.write_text("gates:\n  pass_rate: {min: 0.5, bound: lower, scope: stimuli}\n")
+    config.write_text(f"gates:\n  {gate}\n")
     return Invocation("cli", ["check", str(path), "--config", str(config), "--sequential"], folder)
 
 
@@ -946,6 +959,14 @@ def probes() -> list[Probe]:
         Probe(
             "sequential-advice-on-1k-stimuli-each-gated-each-its-own-n",
             _sequential_advice_on_1k_stimuli_each_its_own_n,
+            3,
+            "INCONCLUSIVE",
+        ),
+        Probe(
+            "sequential-half-width-advice-on-1k-stimuli-each-its-own-n",
+            lambda folder: _sequential_advice_on_1k_stimuli_each_its_own_n(
+                folder, "max_ci_half_width: {max: 0.05, metric: pass_rate, scope: stimuli}", 7
+            ),
             3,
             "INCONCLUSIVE",
         ),

@@ -190,17 +190,27 @@ def test_per_stimulus_sequences_in_one_call_match_each_stimulus_alone() -> None:
 def test_sequence_bounds_grow_with_the_passes_at_each_number_of_blocks(confidence: float) -> None:
     """What the per-stimulus advice's thresholds rest on (decision._sequence_cuts): at a
     fixed number of blocks both bounds are non-decreasing in the passes, as computed (the
-    root search included), for every count up to 150 blocks and at six random counts up to
-    10,050."""
+    root search included), and the half-width (raised to decision._HALF_WIDTH_FLOOR, as
+    decision._widest reads it) never rises again once it falls, for every count up to 150
+    blocks and at six random counts up to 10,050 (decision._SEQUENCE_ORDER_PROVEN)."""
+    from gate.metrics import decision
     from gate.metrics.sequential import look_bounds
 
     rng = np.random.default_rng(11)
-    for counts in (np.arange(151), rng.integers(151, 10_051, size=6)):
-        blocks = np.concatenate([np.full(b + 1, b) for b in counts.tolist()])
-        passes = np.concatenate([np.arange(b + 1) for b in counts.tolist()])
+    largest = decision._SEQUENCE_ORDER_PROVEN
+    for counts in (np.arange(151), [*rng.integers(151, largest + 1, size=5), largest]):
+        blocks = np.concatenate([np.full(b + 1, b) for b in counts])
+        passes = np.concatenate([np.arange(b + 1) for b in counts])
         lo, hi = look_bounds(passes, blocks, confidence)  # one call: every pair at once
         same = np.diff(blocks) == 0
         assert np.all(np.diff(lo)[same] >= 0.0) and np.all(np.diff(hi)[same] >= 0.0)
+        step = np.diff(np.maximum((hi - lo) / 2.0, decision._HALF_WIDTH_FLOOR))
+        fallen = np.zeros(step.size, dtype=bool)
+        for b in counts:  # within one count: no rise after the first fall
+            mine = np.flatnonzero(same & (blocks[1:] == b))
+            if mine.size:
+                fallen[mine] = np.cumsum(step[mine] < 0.0) > 0
+        assert not np.any(step[1:][fallen[:-1] & same[1:]] > 0.0)
 
 
 def _search_alone(
@@ -253,6 +263,7 @@ def test_searches_in_step_visit_what_each_visits_alone() -> None:
         ("pass_at_k", 3, 0.9, "min", False),
         ("pass_rate", 1, 0.4, "max", False),
         ("pass_rate", 1, 0.2, "min", True),
+        ("pass_hat_k", 2, 0.15, "min", True),
     ],
 )
 def test_per_stimulus_sequential_advice_on_uneven_trials_is_each_stimulus_alone(
@@ -261,7 +272,8 @@ def test_per_stimulus_sequential_advice_on_uneven_trials_is_each_stimulus_alone(
     """The per-stimulus advice (searches in step, thresholds in the passes) gives what
     more_trials_sequential gives each stimulus alone with every (passes, blocks) pair's
     bounds solved (the threshold path switched off), for stimuli of 1 to 30 trials and
-    rates 0.3 to 0.95: for every metric, both directions and the half-width rule. And a
+    rates 0.3 to 0.95: for every metric, both directions and the half-width rule (its peak
+    and the thresholds either side of it). And a
     suite of them, as more_trials_sequential reads it, gets the same answer both ways."""
     from gate.metrics import decision
     from gate.metrics.decision import stimulus_more_trials_sequential
@@ -281,6 +293,34 @@ def test_per_stimulus_sequential_advice_on_uneven_trials_is_each_stimulus_alone(
     assert fast == expected
     assert suite == more_trials_sequential(alone, outcomes, cap=300)
     assert len(set(expected)) >= 3  # answers that differ, None or not
+
+
+def test_sequential_half_width_outcomes_from_thresholds_are_each_pairs(monkeypatch: Any) -> None:
+    """The half-width rule's outcome of each simulated run, read from the peak and the two
+    thresholds per number of blocks (0 to 400 blocks, every number of passes), equals the
+    outcome of its own (passes, blocks) pair's bounds; so it does with the peaks of every
+    other number of blocks left unshown (decided pair by pair), and for a target under
+    decision._HALF_WIDTH_FLOOR, which takes the pair path."""
+    from gate.metrics import decision
+    from gate.metrics.decision import _sequence_decided
+    from gate.metrics.sequential import look_bounds
+
+    rng = np.random.default_rng(31)
+    blocks = np.concatenate([np.arange(401), rng.integers(0, 401, size=200)])
+    passes = np.floor(rng.random((blocks.size, 30)) * (blocks[:, None] + 1))
+    passes[:, 0], passes[:, 1] = 0, blocks  # each end
+    lo, hi = look_bounds(passes, blocks[:, None], 0.95)
+    half = (hi - lo) / 2.0
+    widest = decision._widest
+    middle = float(np.median(half))
+    for target, unshown in ((0.1, False), (0.05, True), (middle, False), (0.0, False)):
+        if unshown:
+            monkeypatch.setattr(decision, "_widest", lambda *a: np.where(a[0] % 2, -1, widest(*a)))
+        rule = SequentialRule("pass_rate", 1, target, precision=True)
+        expected = half <= target + 1e-12
+        assert target == 0.0 or (expected.any() and not expected.all())
+        assert _sequence_decided(rule, passes, blocks).tolist() == expected.tolist()
+    decision._THRESHOLDS._known.clear()
 
 
 def test_sequential_advice_past_the_tested_blocks_solves_each_pair(monkeypatch: Any) -> None:

@@ -332,7 +332,7 @@ def _assert_single_peaked(method: str, n: np.ndarray, c: np.ndarray, confidence:
 
 @pytest.mark.parametrize("method", HALF_WIDTH_METHODS)
 def test_the_half_width_is_single_peaked_at_every_count(method: str) -> None:
-    """What the half-width rule's bisection rests on (:meth:`PrecisionRule._peaks`), as
+    """What the half-width rule's bisection rests on (decision._widest), as
     computed (floating point): at a given n the half-width (U − L)/2 of the pass rate, and
     of pass^k and pass@k at every k up to decision._HALF_WIDTH_SHAPE_PROVEN_K (raised to
     decision._HALF_WIDTH_FLOOR: pass@k wobbles at ~1e-15 near c = n), never rises again
@@ -469,11 +469,9 @@ def test_half_width_rules_outside_the_proven_shape_keep_the_pair_path(
         expected = np.where(every <= rule.target + 1e-12, PASS, INCONCLUSIVE)
         assert np.array_equal(rule.stimulus_codes(nn, cc), expected)
     assert calls["bisection"] == 0
-    peaks = PrecisionRule._peaks
+    widest = decision._widest
     for keep in (lambda found: np.full_like(found, -1), lambda f: np.where(f % 2, -1, f)):
-        monkeypatch.setattr(
-            PrecisionRule, "_peaks", lambda self, counts, keep=keep: keep(peaks(self, counts))
-        )
+        monkeypatch.setattr(decision, "_widest", lambda *a, keep=keep: keep(widest(*a)))
         rule = PrecisionRule("pass_hat_k", 3, 0.08, 0.95, method, "stimuli")
         decision._THRESHOLDS._known.clear()
         every = _half_widths(method, n, c, 0.95, "pass_hat_k", 3)
