@@ -885,8 +885,13 @@ class SequentialRule:
                 PASS,
                 np.where(strict_lows > self.target + _TOLERANCE, FAIL, INCONCLUSIVE),
             ).astype(np.int8)
-        order = np.where(np.isnan(values), np.inf if self.direction == "min" else -np.inf, values)
-        worst = int(np.argmin(order) if self.direction == "min" else np.argmax(order))
+        if self.precision:  # the widest stimulus, and its half-width, as PrecisionRule
+            values = (highs - lows) / 2.0
+            worst = int(np.argmax(values))
+        else:
+            missing = np.inf if self.direction == "min" else -np.inf
+            order = np.where(np.isnan(values), missing, values)
+            worst = int(np.argmin(order) if self.direction == "min" else np.argmax(order))
         return RuleResult(
             _combine(codes[None, :]),
             np.array([values[worst]]),

@@ -186,6 +186,23 @@ def test_per_stimulus_sequences_in_one_call_match_each_stimulus_alone() -> None:
     ]
 
 
+def test_a_per_stimulus_half_width_rule_reports_the_widest_stimulus() -> None:
+    """The per-stimulus half-width rule's value is the widest stimulus's half-width, with
+    that stimulus's bounds (each its own sequence): not its pass rate (it reported the
+    estimate of the stimulus with the highest pass rate, 1.0, as "half-width 1.000")."""
+    outcomes = [np.ones(15, dtype=bool), np.array([1, 0, 1, 1, 0, 1, 0, 1], dtype=bool)]
+    outcomes.append(np.array([1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1], dtype=bool))
+    rule = SequentialRule("pass_rate", 1, 0.05, scope="stimuli", precision=True)
+    result = rule.evaluate_outcomes(outcomes)
+    alone = [confidence_sequence(x.astype(int), 1, 0.95) for x in outcomes]
+    halves = [(cs.upper[-1] - cs.lower[-1]) / 2.0 for cs in alone]
+    widest = int(np.argmax(halves))
+    assert widest == 1 and halves[1] > 0.3 > halves[0]  # 5 of 8 is the widest, not 15 of 15
+    assert result.value[0] == pytest.approx(halves[1], abs=1e-15)
+    assert (result.lower[0], result.upper[0]) == (alone[1].lower[-1], alone[1].upper[-1])
+    assert result.stimuli is not None and result.stimuli.tolist() == [[0, 0, 0]]
+
+
 @pytest.mark.parametrize("confidence", [0.95, 0.999])
 def test_sequence_bounds_grow_with_the_passes_at_each_number_of_blocks(confidence: float) -> None:
     """What the per-stimulus advice's thresholds rest on (decision._sequence_cuts): at a
