@@ -324,28 +324,50 @@ class IntervalRule:
             value = stimulus_estimates(self.metric, n2, c2, self.k).mean(axis=-1)
             lo, hi = _suite_bounds(self.metric, value, n2, self.k, self.confidence, self.method)
             return RuleResult(three_way(lo, hi, self.target, self.direction), value, lo, hi)
-        # Everything but Holm's step-down is a function of the stimulus's (n, c): decided
-        # once per distinct pair and gathered, or (many stimulus-runs per distinct n: an
-        # advice step) from thresholds in c per distinct n, not once per stimulus and run.
-        counts, at, _ = distinct_values(n2)
-        if _thresholds_pay(n2.size, counts):
-            each = _estimates_each(self.metric, n2, c2, self.k)
-            passes, p = self._sides_by_bisection(c2, counts, at)
-        else:
-            pairs = group_counts(n2, c2)
-            each_pair = stimulus_estimates(self.metric, pairs.n, pairs.c, self.k)
-            passes_pair = self._passes(pairs.n, pairs.c, each_pair)
-            p_pair = self._p_values(pairs.n, pairs.c)
-            back = pairs.inverse.reshape(n2.shape)
-            each, passes, p = each_pair[back], passes_pair[back], p_pair[back]
-        # The fail side of each stimulus, with Holm's step-down across stimuli.
-        missed = each < self.target if self.direction == "min" else each > self.target
-        shown_bad = holm_rejects(p, self._fail_level()) & missed
-        codes = np.where(passes, PASS, np.where(shown_bad, FAIL, INCONCLUSIVE)).astype(np.int8)
+        codes, each = self._stimuli(n2, c2, estimates=True)
+        assert each is not None
         worst = _worst(each, self.direction)
         value = _pick(each, worst)
         lower, upper = self._decided_bounds(_pick(n2, worst), _pick(c2, worst), value)
         return RuleResult(_combine(codes), value, lower, upper, codes)
+
+    def stimulus_codes(self, n: npt.ArrayLike, c: npt.ArrayLike) -> CodeArray:
+        """``evaluate(n, c).stimuli`` of a ``scope="stimuli"`` rule, without the worst
+        stimulus's values (an advice reads the codes alone): on the threshold path the
+        estimates are computed only where Holm could reject, not for every stimulus-run."""
+        n2, c2 = _matrices(n, c)
+        return self._stimuli(n2, c2, estimates=False)[0]
+
+    def _stimuli(
+        self, n: IntArray, c: IntArray, *, estimates: bool
+    ) -> tuple[CodeArray, FloatArray | None]:
+        """Per-stimulus codes, and (``estimates``) every stimulus-run's estimate."""
+        # Everything but Holm's step-down is a function of the stimulus's (n, c): decided
+        # once per distinct pair and gathered, or (many stimulus-runs per distinct n: an
+        # advice step) from thresholds in c per distinct n, not once per stimulus and run.
+        counts, at, _ = distinct_values(n)
+        each: FloatArray | None = None
+        if _thresholds_pay(n.size, counts):
+            passes, p = self._sides_by_bisection(c, counts, at)
+            if estimates:
+                each = _estimates_each(self.metric, n, c, self.k)
+            else:  # only a suspect (p ≤ Holm's level, else p = 1) can be shown bad
+                suspects = p < 1.0
+                each = np.full(n.shape, np.nan)
+                each[suspects] = _estimates_each(self.metric, n[suspects], c[suspects], self.k)
+        else:
+            pairs = group_counts(n, c)
+            each_pair = stimulus_estimates(self.metric, pairs.n, pairs.c, self.k)
+            passes_pair = self._passes(pairs.n, pairs.c, each_pair)
+            p_pair = self._p_values(pairs.n, pairs.c)
+            back = pairs.inverse.reshape(n.shape)
+            each, passes, p = each_pair[back], passes_pair[back], p_pair[back]
+        # The fail side of each stimulus, with Holm's step-down across stimuli (NaN, where
+        # no estimate was needed, is never missed).
+        missed = each < self.target if self.direction == "min" else each > self.target
+        shown_bad = holm_rejects(p, self._fail_level()) & missed
+        codes = np.where(passes, PASS, np.where(shown_bad, FAIL, INCONCLUSIVE)).astype(np.int8)
+        return codes, each
 
     def _decided_bounds(
         self, n: IntArray, c: IntArray, each: FloatArray
@@ -1138,9 +1160,9 @@ def _codes(
     rule: IntervalRule | PrecisionRule, n: npt.ArrayLike, c: npt.ArrayLike
 ) -> tuple[CodeArray, CodeArray | None]:
     """``rule.evaluate(n, c)``'s outcome and per-stimulus codes, all an advice reads: a
-    per-stimulus half-width rule skips the widest stimulus's half-width, which needs every
-    stimulus-run's bounds (:meth:`PrecisionRule.stimulus_codes`)."""
-    if isinstance(rule, PrecisionRule) and rule.scope == "stimuli":
+    per-stimulus rule skips the worst (widest) stimulus's values, which need every
+    stimulus-run's estimate or bounds (``stimulus_codes``)."""
+    if rule.scope == "stimuli":
         stimuli = rule.stimulus_codes(n, c)
         return _combine(stimuli), stimuli
     result = rule.evaluate(n, c)

@@ -122,8 +122,8 @@ def test_codes_by_bisection_equal_the_element_wise_rule(
     """Every stimulus its own number of trials (an advice step: 300 runs of the same 40
     stimuli, n from 8 to 2,000, so 12,000 stimulus-runs over 40 distinct n, decided from
     thresholds in c): the same codes, worst stimulus and bounds as one by one, and as the
-    pair-by-pair path of a single run; again with n up to 10⁶ (found by sorting, not a
-    histogram)."""
+    pair-by-pair path of a single run, and the same codes from stimulus_codes (the
+    advice's); again with n up to 10⁶ (found by sorting, not a histogram)."""
     rule = IntervalRule(
         cast(CountMetric, metric), k, target, cast(Direction, direction), 0.95, method, "stimuli"
     )
@@ -138,7 +138,9 @@ def test_codes_by_bisection_equal_the_element_wise_rule(
         assert result.stimuli is not None
         expected = element_wise(rule, n, c)
         assert np.array_equal(result.stimuli, expected)
-        assert INCONCLUSIVE in expected and PASS in expected
+        assert INCONCLUSIVE in expected and PASS in expected and FAIL in expected
+        # The advice's codes alone (estimates only where Holm could reject): the same.
+        assert np.array_equal(rule.stimulus_codes(n, c), expected)
         alone = rule.evaluate(n[:1], c[:1])  # 40 stimulus-runs, 40 n: pair by pair
         assert alone.stimuli is not None and np.array_equal(alone.stimuli[0], expected[0])
         assert (alone.value[0], alone.lower[0], alone.upper[0]) == (
