@@ -509,7 +509,9 @@ def fisher_min(n_a: int, n_b: int) -> float:
     """
     total = n_a + n_b
     if total <= _EXACT_FISHER_MAX:
-        return 1.0 / math.comb(total, n_a)
+        # int / int: correctly rounded, down to a subnormal or 0.0 (C(1998, 999) ≈ 10^600
+        # is past the float range, so 1.0 / C overflowed converting C).
+        return 1 / math.comb(total, n_a)
     return math.exp(-(gammaln(total + 1) - gammaln(n_a + 1) - gammaln(n_b + 1)))
 
 

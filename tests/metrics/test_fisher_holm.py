@@ -194,3 +194,20 @@ def test_per_stimulus_rule_equals_the_exact_reference_on_a_ragged_batch() -> Non
     assert np.array_equal(result.upper, upper[np.arange(runs), worst])
     rejected = worse.sum(axis=1)
     assert rejected.min() >= 1 and rejected.max() > 20 and (~worse & (p <= 0.05)).any()
+
+
+def test_the_smallest_fisher_p_value_of_large_tables_is_the_exact_one() -> None:
+    """fisher_min is 1 / C(n_a + n_b, n_a), rounded once, down to a subnormal and to 0.0:
+    999 + 999 trials (C ≈ 10^600, past the float range) raised OverflowError and ended a
+    per-stimulus regression check of 10,000 stimuli with an internal error. The all-or-
+    nothing table reaches it (fisher_worse); past the exact range, the log form."""
+    from fractions import Fraction
+    from math import comb, exp, lgamma
+
+    for n_a, n_b in ((3, 3), (40, 7), (520, 520), (530, 531), (999, 999), (1_000, 1_000)):
+        expected = float(Fraction(1, comb(n_a + n_b, n_a)))
+        assert paired.fisher_min(n_a, n_b) == expected, (n_a, n_b)
+    assert paired.fisher_min(999, 999) == 0.0 and 0.0 < paired.fisher_min(520, 520) < 1e-300
+    assert paired.fisher_min(40, 7) == fisher_worse(40, 40, 7, 0)
+    beyond = exp(-(lgamma(3_002) - lgamma(1_501) - lgamma(1_502)))
+    assert paired.fisher_min(1_500, 1_501) == beyond
