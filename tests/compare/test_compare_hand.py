@@ -363,6 +363,30 @@ def test_per_stimulus_gate_flags_a_clear_regression_with_holm() -> None:
     ]
 
 
+def test_large_stimuli_are_flagged_as_holm_on_the_exact_p_values_flags_them() -> None:
+    """Stimuli of 300 to 1,000 trials a side (the p-values shown come from the float form
+    there): which are flagged worse is Holm on the exact Fisher p-values, the shown p-values
+    are within 1e-10 of the exact ones, and a stimulus of 999 + 999 trials (C(1998, 999)
+    is past the float range) gets its floor without an error."""
+    rng = np.random.default_rng(8)
+    trials = rng.integers(300, 1_001, size=40)
+    trials[0] = 999
+    base_c = rng.binomial(trials, 0.8)
+    cand_c = rng.binomial(trials, np.where(np.arange(40) < 6, 0.72, 0.8))
+    names = [f"s{i:02d}" for i in range(40)]
+    rows = list(zip(names, trials.tolist(), base_c.tolist(), cand_c.tolist(), strict=True))
+    base = {s: StimulusCounts(n, b) for s, n, b, _ in rows}
+    cand = {s: StimulusCounts(n, c) for s, n, _, c in rows}
+    result = compare(base, cand)
+    exact = np.array([fisher_worse(n, b, n, c) for _, n, b, c in rows])
+    worse = holm_rejects(exact, 0.05).tolist()
+    flagged = tuple(s for s, bad in zip(names, worse, strict=True) if bad)
+    assert flagged and result.regressed == flagged
+    shown = np.array([row.p_worse for row in result.rows])
+    assert np.allclose(shown, exact, rtol=1e-10, atol=0.0)
+    assert result.fisher_floor == 0.0
+
+
 def test_three_trials_cannot_flag_a_single_stimulus_and_say_so() -> None:
     base = counts({f"s{i}": 3 for i in range(10)}, 3)
     cand = counts({f"s{i}": 0 for i in range(10)}, 3)
