@@ -106,7 +106,7 @@ _TOLERANCE = 1e-12
 #: in c for every method and metric (:func:`_widest`); past it, and past
 #: the largest such k of pass^k and pass@k (every k from 1 tested), pair by pair.
 _HALF_WIDTH_SHAPE_PROVEN = 100_000
-_HALF_WIDTH_SHAPE_PROVEN_K = 20
+_HALF_WIDTH_SHAPE_PROVEN_K = 100
 #: half-widths up to this count as equal in that shape: pass@k maps bounds within a few
 #: ulps of 1 where c is near n, and there its half-width wobbles at ~1e-15. A target below
 #: it is decided pair by pair.

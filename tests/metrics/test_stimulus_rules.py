@@ -387,7 +387,8 @@ def _pair_codes(rule: PrecisionRule, n: np.ndarray, c: np.ndarray) -> np.ndarray
 
 @pytest.mark.parametrize("method", HALF_WIDTH_METHODS)
 @pytest.mark.parametrize(
-    ("metric", "k"), [("pass_rate", 1), ("pass_hat_k", 3), ("pass_at_k", 3), ("pass_at_k", 20)]
+    ("metric", "k"),
+    [("pass_rate", 1), ("pass_hat_k", 3), ("pass_at_k", 3), ("pass_at_k", 20), ("pass_hat_k", 60)],
 )
 def test_half_width_codes_by_bisection_equal_the_pair_path(
     method: str, metric: str, k: int, monkeypatch: pytest.MonkeyPatch
@@ -463,7 +464,7 @@ def test_half_width_rules_outside_the_proven_shape_keep_the_pair_path(
     assert beyond.size > 2 * 4 * int(beyond.max()).bit_length()  # dense enough to bisect
     outside = [
         (PrecisionRule("pass_rate", 1, 0.002, 0.95, method, "stimuli"), beyond, c[:, :4]),
-        (PrecisionRule("pass_hat_k", 21, 0.05, 0.95, method, "stimuli"), n, c),
+        (PrecisionRule("pass_hat_k", 101, 0.05, 0.95, method, "stimuli"), n, c),
         (PrecisionRule("pass_at_k", 3, 1e-10, 0.95, method, "stimuli"), n, c),
     ]
     for rule, nn, cc in outside:
