@@ -385,6 +385,19 @@ def _pair_codes(rule: PrecisionRule, n: np.ndarray, c: np.ndarray) -> np.ndarray
     return np.where(h <= rule.target + 1e-12, PASS, INCONCLUSIVE)
 
 
+def _count_bisections(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Patch PrecisionRule._codes_by_bisection to count its calls (in the returned dict)."""
+    calls = {"bisection": 0}
+    bisect = PrecisionRule._codes_by_bisection
+
+    def counted(self: PrecisionRule, *args: np.ndarray) -> np.ndarray:
+        calls["bisection"] += 1
+        return bisect(self, *args)
+
+    monkeypatch.setattr(PrecisionRule, "_codes_by_bisection", counted)
+    return calls
+
+
 @pytest.mark.parametrize("method", HALF_WIDTH_METHODS)
 @pytest.mark.parametrize(
     ("metric", "k"),
@@ -400,14 +413,7 @@ def test_half_width_codes_by_bisection_equal_the_pair_path(
     just under the widest half-widths of a few n (either side of the peak), all-pass and
     none-pass targets; equal to evaluate's per-stimulus codes."""
     rng = np.random.default_rng(17)
-    calls = {"bisection": 0}
-    bisect = PrecisionRule._codes_by_bisection
-
-    def counted(self: PrecisionRule, *args: np.ndarray) -> np.ndarray:
-        calls["bisection"] += 1
-        return bisect(self, *args)
-
-    monkeypatch.setattr(PrecisionRule, "_codes_by_bisection", counted)
+    calls = _count_bisections(monkeypatch)
     share = PrecisionRule(cast(CountMetric, metric), k, 0.1)._widest_share()
     for low, high in ((1, 400), (300, 20_000)):
         trials = rng.integers(low, high + 1, size=40)
@@ -452,14 +458,7 @@ def test_half_width_rules_outside_the_proven_shape_keep_the_pair_path(
     trials = rng.integers(5, 400, size=40)
     c = rng.binomial(trials, rng.uniform(0.0, 1.0, size=40), size=(300, 40))
     n = np.broadcast_to(trials, c.shape)
-    calls = {"bisection": 0}
-    bisect = PrecisionRule._codes_by_bisection
-
-    def counted(self: PrecisionRule, *args: np.ndarray) -> np.ndarray:
-        calls["bisection"] += 1
-        return bisect(self, *args)
-
-    monkeypatch.setattr(PrecisionRule, "_codes_by_bisection", counted)
+    calls = _count_bisections(monkeypatch)
     beyond = (n + decision._HALF_WIDTH_SHAPE_PROVEN)[:, :4]
     assert beyond.size > 2 * 4 * int(beyond.max()).bit_length()  # dense enough to bisect
     outside = [
