@@ -103,9 +103,10 @@ OUTCOMES: dict[int, str] = {PASS: "pass", INCONCLUSIVE: "inconclusive", FAIL: "f
 # So that 0.7 computed as 0.7000000000000001 - ε still meets 0.7.
 _TOLERANCE = 1e-12
 #: the largest n at which a per-stimulus half-width is known (tested) to be single-peaked
-#: in c for every method and metric (:func:`_widest`); past it, and past
-#: the largest such k of pass^k and pass@k (every k from 1 tested), pair by pair.
+#: in c for every method and metric (:func:`_widest`); past it, pair by pair.
 _HALF_WIDTH_SHAPE_PROVEN = 100_000
+#: the largest k of pass^k and pass@k at which the same is tested (every k from 1 up);
+#: past it, pair by pair.
 _HALF_WIDTH_SHAPE_PROVEN_K = 100
 #: half-widths up to this count as equal in that shape: pass@k maps bounds within a few
 #: ulps of 1 where c is near n, and there its half-width wobbles at ~1e-15. A target below
