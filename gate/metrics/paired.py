@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -261,6 +262,57 @@ def _tables(
     return ca, na - ca, cb, nb - cb
 
 
+#: a batch of tables is computed once per distinct table when their packed counts span
+#: at most this many keys (a lookup array of that size) and they repeat: a plan or an
+#: advice at equal trial counts has a few thousand distinct tables among millions.
+_DISTINCT_KEYS_MAX = 1 << 22
+#: ... and when at least this many tables are in the batch.
+_DISTINCT_FROM = 1 << 14
+
+
+def _distinct_tables(
+    *counts: npt.NDArray[np.int64],
+) -> tuple[tuple[npt.NDArray[np.int64], ...], npt.NDArray[np.int64]] | None:
+    """The distinct tables among ``counts`` (integer arrays of one shape: the same element
+    of each is one table) and each table's index among them; None when there are few
+    tables, their packed keys (each count less its least) span more than
+    :data:`_DISTINCT_KEYS_MAX`, or they hardly repeat (computing each is then as cheap)."""
+    flat = [np.asarray(x, dtype=np.int64).ravel() for x in counts]
+    if flat[0].size < _DISTINCT_FROM:
+        return None
+    lows = [int(x.min()) for x in flat]
+    spans = [int(x.max()) - low + 1 for x, low in zip(flat, lows, strict=True)]
+    if math.prod(spans) > _DISTINCT_KEYS_MAX:
+        return None
+    key = flat[0] - lows[0]
+    for values, low, span in zip(flat[1:], lows[1:], spans[1:], strict=True):
+        key = key * span + (values - low)
+    present = np.flatnonzero(np.bincount(key, minlength=math.prod(spans)))
+    if 4 * present.size > key.size:
+        return None
+    index = np.zeros(math.prod(spans), dtype=np.int64)
+    index[present] = np.arange(present.size)
+    rest, unpacked = present, []
+    for span in reversed(spans[1:]):
+        unpacked.append(rest % span)
+        rest = rest // span
+    unpacked.append(rest)
+    tables = tuple(values + low for values, low in zip(reversed(unpacked), lows, strict=True))
+    return tables, index[key]
+
+
+def _per_table(function: Callable[..., FloatArray], *counts: npt.NDArray[np.int64]) -> FloatArray:
+    """``function(*counts)``, an element-wise function of tables whose last axis is the
+    tables', computed once per distinct table where tables repeat (:func:`_distinct_tables`)."""
+    distinct = _distinct_tables(*counts)
+    if distinct is None:
+        return function(*counts)
+    unique, inverse = distinct
+    values = function(*unique)
+    shape = np.shape(counts[0])
+    return np.asarray(values[..., inverse].reshape(*values.shape[:-1], *shape))
+
+
 def _log_point(
     ca: npt.NDArray[np.int64],
     fa: npt.NDArray[np.int64],
@@ -472,7 +524,10 @@ def fisher_holm_rejects(
         return holm_rejects(np.zeros(shape), alpha)
     ca, fa, cb, fb = (x.reshape(-1, m) for x in counts)
     families = ca.shape[0]
-    lower = _lower_bound(ca, fa, cb, fb)
+    # Packed as (n, c) per run: at equal trial counts only the passes vary.
+    lower = _per_table(
+        lambda na, pa, nb, pb: _lower_bound(pa, na - pa, pb, nb - pb), ca + fa, ca, cb + fb, cb
+    )
     # The bound on a rejected p, per family; the factor covers the rounding of (m - r) p.
     top = alpha * (1.0 + 1e-12)
     row, column = np.nonzero(lower <= top)
@@ -610,12 +665,26 @@ def difference_bounds(
     """
     level = check_confidence(confidence)
     z = normal_quantile(level)
-    la, ua, pa = _wilson_rates(n_a, c_a, z)
-    lb, ub, pb = _wilson_rates(n_b, c_b, z)
-    d = pb - pa
-    lower = d - np.sqrt((pb - lb) ** 2 + (ua - pa) ** 2)
-    upper = d + np.sqrt((ub - pb) ** 2 + (pa - la) ** 2)
-    return np.clip(lower, -1.0, 1.0), np.clip(upper, -1.0, 1.0)
+
+    def newcombe(
+        na: npt.ArrayLike, ca: npt.ArrayLike, nb: npt.ArrayLike, cb: npt.ArrayLike
+    ) -> tuple[FloatArray, FloatArray]:
+        la, ua, pa = _wilson_rates(na, ca, z)
+        lb, ub, pb = _wilson_rates(nb, cb, z)
+        d = pb - pa
+        lower = d - np.sqrt((pb - lb) ** 2 + (ua - pa) ** 2)
+        upper = d + np.sqrt((ub - pb) ** 2 + (pa - la) ** 2)
+        return np.clip(lower, -1.0, 1.0), np.clip(upper, -1.0, 1.0)
+
+    tables = np.broadcast_arrays(*(np.asarray(x) for x in (n_a, c_a, n_b, c_b)))
+    integers = all(np.issubdtype(x.dtype, np.integer) for x in tables)
+    distinct = _distinct_tables(*tables) if integers and tables[0].size else None
+    if distinct is None:
+        return newcombe(n_a, c_a, n_b, c_b)
+    unique, index = distinct
+    lower, upper = newcombe(*unique)
+    shape = tables[0].shape
+    return lower[index].reshape(shape), upper[index].reshape(shape)
 
 
 # --------------------------------------------------------------------------- paired test

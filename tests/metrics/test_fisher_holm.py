@@ -231,3 +231,37 @@ def test_a_reports_p_values_are_exact_or_within_1e10_of_it() -> None:
         assert np.allclose(got[middle], expected[middle], rtol=1e-10, atol=0.0)
         seen += [small.sum(), middle.sum(), large.sum()]
     assert np.all(seen > 100)
+
+
+def test_tables_computed_once_per_distinct_table_give_the_same_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A batch at equal trial counts (a plan's, an advice's) repeats a few thousand tables
+    among millions: the distinct tables and each table's index rebuild every table; the
+    Newcombe bounds and Holm on Fisher give exactly what they give table by table; no
+    reduction for few tables, keys past the lookup size, or tables that hardly repeat."""
+    rng = np.random.default_rng(12)
+    shape = (300, 100)
+    n_a, n_b = np.full(shape, 40), np.full(shape, 383)
+    c_a = rng.binomial(40, rng.uniform(0.5, 1.0, size=shape))
+    c_b = rng.binomial(383, rng.uniform(0.5, 1.0, size=shape))
+    found = paired._distinct_tables(n_a, c_a, n_b, c_b)
+    assert found is not None
+    (dn_a, dc_a, dn_b, dc_b), index = found
+    assert dc_a.size < c_a.size // 4
+    for distinct, every in ((dn_a, n_a), (dc_a, c_a), (dn_b, n_b), (dc_b, c_b)):
+        assert np.array_equal(distinct[index].reshape(shape), every)
+    reduced_bounds = difference_bounds(n_a, c_a, n_b, c_b, 0.95)
+    reduced_holm = fisher_holm_rejects(n_a, c_a, n_b, c_b, 0.05)
+    monkeypatch.setattr(paired, "_DISTINCT_FROM", 10**12)  # every table on its own
+    each_bounds = difference_bounds(n_a, c_a, n_b, c_b, 0.95)
+    for got, expected in zip(reduced_bounds, each_bounds, strict=True):
+        assert np.array_equal(got, expected)
+    assert np.array_equal(reduced_holm, fisher_holm_rejects(n_a, c_a, n_b, c_b, 0.05))
+    assert reduced_holm.any() and not reduced_holm.all()
+    monkeypatch.undo()
+    assert paired._distinct_tables(n_a[:1, :10], c_a[:1, :10], n_b[:1, :10], c_b[:1, :10]) is None
+    uneven = rng.integers(1, 3_000, size=shape)
+    assert paired._distinct_tables(uneven, uneven // 2, uneven, uneven // 3) is None
+    spread = np.arange(c_a.size).reshape(shape) % 20_000
+    assert paired._distinct_tables(n_a * 0 + 20_000, spread, n_a, c_a * 0) is None
