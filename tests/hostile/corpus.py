@@ -667,6 +667,26 @@ def _advice_on_paired_stimuli_each_its_own_n(
     return Invocation("cli", ["check", str(candidate), *args], folder)
 
 
+def _comparison_of_a_billion_trials(folder: Path) -> Invocation:
+    """Two stimuli of 10^9 trials a side as counts, one 10 points worse, gated one by one
+    against the baseline: Fisher's test past 2,000 trials summed every term in logs (4·10^8
+    of them: over 120 s and 19 GB), and Holm's float recurrence stepped through them; now
+    the terms within reach of the mode, and the recurrence only for small tables (1 s)."""
+    base, candidate = folder / "base.jsonl", folder / "candidate.jsonl"
+    base.write_text(
+        '{"stimulus": "a", "n": 1000000000, "c": 500000000}\n'
+        '{"stimulus": "b", "n": 1000000000, "c": 900000000}\n'
+    )
+    candidate.write_text(
+        '{"stimulus": "a", "n": 1000000000, "c": 400000000}\n'
+        '{"stimulus": "b", "n": 1000000000, "c": 900000000}\n'
+    )
+    config = folder / "gates.yml"
+    config.write_text("gates:\n  max_regression: {max: 0, scope: stimuli}\n")
+    args = ["--baseline", str(base), "--format", "counts", "--config", str(config)]
+    return Invocation("cli", ["check", str(candidate), *args], folder)
+
+
 def _document(folder: Path, name: str, document: object, *args: str) -> Invocation:
     path = folder / name
     path.write_text(json.dumps(document))
@@ -971,6 +991,7 @@ def probes() -> list[Probe]:
             3,
             "INCONCLUSIVE",
         ),
+        Probe("comparison-of-a-billion-trials", _comparison_of_a_billion_trials, 1, "FAIL"),
         Probe(
             "pass-at-k-advice-on-2k-stimuli-each-its-own-n",
             _pass_at_k_advice_on_stimuli_each_its_own_n,
