@@ -484,8 +484,9 @@ def fisher_worse_each(
     >>> fisher_worse_each([5, 1_000], [5, 500], [5, 1_000], [2, 470]).round(6).tolist()
     [0.083333, 0.097223]
     """
-    ca, fa, cb, fb = (x.ravel() for x in _tables(n_a, c_a, n_b, c_b))
-    shape = _tables(n_a, c_a, n_b, c_b)[0].shape
+    tables = _tables(n_a, c_a, n_b, c_b)
+    shape = tables[0].shape
+    ca, fa, cb, fb = (x.ravel() for x in tables)
     total = ca + fa + cb + fb
     p = np.full(total.shape, np.nan)
     middle = (total > _EXACT_EACH_MAX) & (total <= _EXACT_FISHER_MAX)
