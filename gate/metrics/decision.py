@@ -129,6 +129,17 @@ _SEED = 20_261_123
 _NORMAL_ELEMENTS, _NORMAL_VARIANCE = 200_000, 25.0
 
 
+def _precision_codes(half_width: npt.ArrayLike, target: float) -> CodeArray:
+    """The half-width rule: pass where the half-width is at most ``target``, else
+    inconclusive (more data narrow it; it never fails).
+
+    >>> _precision_codes([0.04, 0.05, 0.06], 0.05).tolist()
+    [1, 1, 0]
+    """
+    half = np.asarray(half_width, dtype=np.float64)
+    return np.where(half <= target + _TOLERANCE, PASS, INCONCLUSIVE).astype(np.int8)
+
+
 def three_way(
     lower: npt.ArrayLike, upper: npt.ArrayLike, target: float, direction: Direction
 ) -> CodeArray:
@@ -491,17 +502,16 @@ class _ThresholdMemo:
         to the n of its earlier steps), else from ``guess``."""
 
         def solve(missing: IntArray) -> IntArray:
-            start = None if guess is None else guess(missing)
             known_n, known_first = self._known.get((rule, side), (missing[:0], missing[:0]))
-            if known_n.size:
-                right = np.minimum(np.searchsorted(known_n, missing), known_n.size - 1)
-                left = np.maximum(right - 1, 0)
-                near = np.where(
-                    np.abs(known_n[left] - missing) < np.abs(known_n[right] - missing), left, right
-                )
-                share = known_first[near] / np.maximum(known_n[near], 1)
-                start = np.rint(share * missing).astype(np.int64)
-            return _first_true(missing, predicate, start)
+            if not known_n.size:
+                return _first_true(missing, predicate, None if guess is None else guess(missing))
+            right = np.minimum(np.searchsorted(known_n, missing), known_n.size - 1)
+            left = np.maximum(right - 1, 0)
+            near = np.where(
+                np.abs(known_n[left] - missing) < np.abs(known_n[right] - missing), left, right
+            )
+            share = known_first[near] / np.maximum(known_n[near], 1)
+            return _first_true(missing, predicate, np.rint(share * missing).astype(np.int64))
 
         return self.remember(rule, side, counts, solve)
 
@@ -619,11 +629,10 @@ class PrecisionRule:
             value = estimates.mean(axis=-1)
             lo, hi = _suite_bounds(self.metric, value, n2, self.k, self.confidence, self.method)
             half = (hi - lo) / 2.0
-            codes = np.where(half <= self.target + _TOLERANCE, PASS, INCONCLUSIVE)
-            return RuleResult(codes.astype(np.int8), half, lo, hi)
+            return RuleResult(_precision_codes(half, self.target), half, lo, hi)
         lo, hi = stimulus_bounds(self.metric, n2, c2, self.k, self.confidence, self.method)
         half = (hi - lo) / 2.0
-        codes = self._codes(half)
+        codes = _precision_codes(half, self.target)
         worst = _worst(half, "max")
         return RuleResult(
             _combine(codes), _pick(half, worst), _pick(lo, worst), _pick(hi, worst), codes
@@ -647,11 +656,7 @@ class PrecisionRule:
             proven = int(counts[0]) >= 1 and int(counts[-1]) <= _HALF_WIDTH_SHAPE_PROVEN
             if proven and _thresholds_pay(n2.size, counts):
                 return self._codes_by_bisection(n2, c2, counts, at)
-        return self._codes(self._half_width(n2, c2))
-
-    def _codes(self, half: FloatArray) -> CodeArray:
-        """Pass where the half-width is at most the target, else inconclusive."""
-        return np.where(half <= self.target + _TOLERANCE, PASS, INCONCLUSIVE).astype(np.int8)
+        return _precision_codes(self._half_width(n2, c2), self.target)
 
     def _half_width(self, n: IntArray, c: IntArray) -> FloatArray:
         lo, hi = stimulus_bounds(self.metric, n, c, self.k, self.confidence, self.method)
@@ -714,7 +719,7 @@ class PrecisionRule:
         codes = np.where(inside, INCONCLUSIVE, PASS).astype(np.int8)
         unshown = ~ranges.shown[at]
         if unshown.any():
-            codes[unshown] = self._codes(self._half_width(n[unshown], c[unshown]))
+            codes[unshown] = _precision_codes(self._half_width(n[unshown], c[unshown]), self.target)
         return codes
 
 
@@ -796,7 +801,7 @@ def _undecided_ranges(
     proven, peak_of = counts[shown], peaks[shown]
 
     def undecided(nn: IntArray, cc: IntArray) -> npt.NDArray[np.bool_]:
-        return np.asarray(half_width(nn, cc) > target + _TOLERANCE)
+        return np.asarray(_precision_codes(half_width(nn, cc), target) == INCONCLUSIVE)
 
     def peak(nn: IntArray) -> IntArray:
         return peak_of[np.searchsorted(proven, nn)]
@@ -852,8 +857,7 @@ class SequentialRule:
 
     def _decide(self, lo: FloatArray, hi: FloatArray) -> CodeArray:
         if self.precision:
-            half = (hi - lo) / 2.0
-            return np.where(half <= self.target + _TOLERANCE, PASS, INCONCLUSIVE).astype(np.int8)
+            return _precision_codes((hi - lo) / 2.0, self.target)
         return three_way(lo, hi, self.target, self.direction)
 
     def evaluate_sums(self, sums: npt.ArrayLike, stimuli: int) -> RuleResult:
@@ -1411,7 +1415,9 @@ def _sequence_decided(rule: SequentialRule, passes: FloatArray, blocks: IntArray
     """
     decided = np.empty(passes.shape, dtype=bool)
     by_cuts = blocks <= _SEQUENCE_ORDER_PROVEN
-    if by_cuts.any() and rule.precision and rule.target >= _HALF_WIDTH_FLOOR:
+    if rule.precision and rule.target < _HALF_WIDTH_FLOOR:
+        by_cuts[:] = False  # the half-width's shape holds only above the floor
+    if by_cuts.any() and rule.precision:
         distinct, at = np.unique(blocks[by_cuts], return_inverse=True)
 
         def half_width(b: IntArray, s: IntArray) -> FloatArray:
@@ -1422,12 +1428,10 @@ def _sequence_decided(rule: SequentialRule, passes: FloatArray, blocks: IntArray
         rows = passes[by_cuts]
         decided[by_cuts] = (rows < ranges.first[at, None]) | (rows >= ranges.end[at, None])
         by_cuts[by_cuts] = ranges.shown[at]  # the rest: pair by pair
-    elif by_cuts.any() and not rule.precision:
+    elif by_cuts.any():
         leave, reach = _sequence_cuts(rule, blocks[by_cuts])
         rows = passes[by_cuts]
         decided[by_cuts] = (rows < leave[:, None]) | (rows >= reach[:, None])
-    else:
-        by_cuts[:] = False
     if not by_cuts.all():
         pairs = ~by_cuts
         lo, hi = look_bounds(passes[pairs], blocks[pairs][:, None], rule.confidence)

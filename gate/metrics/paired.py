@@ -290,15 +290,16 @@ def _distinct_tables(
         return None
     lows = [int(x.min()) for x in flat]
     spans = [int(x.max()) - low + 1 for x, low in zip(flat, lows, strict=True)]
-    if math.prod(spans) > _DISTINCT_KEYS_MAX:
+    keys = math.prod(spans)
+    if keys > _DISTINCT_KEYS_MAX:
         return None
     key = flat[0] - lows[0]
     for values, low, span in zip(flat[1:], lows[1:], spans[1:], strict=True):
         key = key * span + (values - low)
-    present = np.flatnonzero(np.bincount(key, minlength=math.prod(spans)))
+    present = np.flatnonzero(np.bincount(key, minlength=keys))
     if 4 * present.size > key.size:
         return None
-    index = np.zeros(math.prod(spans), dtype=np.int64)
+    index = np.zeros(keys, dtype=np.int64)
     index[present] = np.arange(present.size)
     rest, unpacked = present, []
     for span in reversed(spans[1:]):
@@ -310,15 +311,13 @@ def _distinct_tables(
 
 
 def _per_table(function: Callable[..., FloatArray], *counts: npt.NDArray[np.int64]) -> FloatArray:
-    """``function(*counts)``, an element-wise function of tables whose last axis is the
-    tables', computed once per distinct table where tables repeat (:func:`_distinct_tables`)."""
+    """``function(*counts)``, an element-wise function of tables, computed once per
+    distinct table where tables repeat (:func:`_distinct_tables`)."""
     distinct = _distinct_tables(*counts)
     if distinct is None:
         return function(*counts)
     unique, inverse = distinct
-    values = function(*unique)
-    shape = np.shape(counts[0])
-    return np.asarray(values[..., inverse].reshape(*values.shape[:-1], *shape))
+    return np.asarray(function(*unique)[inverse].reshape(np.shape(counts[0])))
 
 
 def _log_point(
@@ -485,15 +484,30 @@ def fisher_worse_each(
     [0.083333, 0.097223]
     """
     tables = _tables(n_a, c_a, n_b, c_b)
-    shape = tables[0].shape
     ca, fa, cb, fb = (x.ravel() for x in tables)
+    p, _ = _p_values(ca, fa, cb, fb, exact_up_to=_EXACT_EACH_MAX)
+    return p.reshape(tables[0].shape)
+
+
+def _p_values(
+    ca: npt.NDArray[np.int64],
+    fa: npt.NDArray[np.int64],
+    cb: npt.NDArray[np.int64],
+    fb: npt.NDArray[np.int64],
+    exact_up_to: int,
+) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+    """(Fisher p-values of flat tables, whether each is the exact one): the float form
+    between ``exact_up_to`` and :data:`_EXACT_FISHER_MAX` trials in all, the exact test
+    elsewhere and where the float form overflows. Past _EXACT_FISHER_MAX trials
+    :func:`fisher_worse` sums in logs over the terms that matter, where the float
+    recurrence would step through up to min(c_b, n_a − c_a) of them."""
     total = ca + fa + cb + fb
     p = np.full(total.shape, np.nan)
-    middle = (total > _EXACT_EACH_MAX) & (total <= _EXACT_FISHER_MAX)
-    p[middle] = _float_p(ca[middle], fa[middle], cb[middle], fb[middle])
+    by_float = (total > exact_up_to) & (total <= _EXACT_FISHER_MAX)
+    p[by_float] = _float_p(ca[by_float], fa[by_float], cb[by_float], fb[by_float])
     exact = ~np.isfinite(p)
     p[exact] = _fisher_each(ca[exact], fa[exact], cb[exact], fb[exact])
-    return p.reshape(shape)
+    return p, exact
 
 
 def fisher_holm_rejects(
@@ -548,14 +562,7 @@ def fisher_holm_rejects(
             break
         row, column, bound = row[keep], column[keep], bound[keep]
     d_ca, d_fa, d_cb, d_fb = (x[row, column] for x in (ca, fa, cb, fb))
-    # Past _EXACT_FISHER_MAX trials fisher_worse sums in logs itself, over the terms that
-    # matter; the float recurrence would step through up to min(c_b, n_a - c_a) terms.
-    exact = d_ca + d_fa + d_cb + d_fb > _EXACT_FISHER_MAX
-    p = np.full(d_ca.shape, np.nan)
-    p[~exact] = _float_p(d_ca[~exact], d_fa[~exact], d_cb[~exact], d_fb[~exact])
-    exact |= ~np.isfinite(p)
-    if exact.any():
-        p[exact] = _fisher_each(d_ca[exact], d_fa[exact], d_cb[exact], d_fb[exact])
+    p, exact = _p_values(d_ca, d_fa, d_cb, d_fb, exact_up_to=0)
     slack = np.where(exact, 0.0, _FISHER_FLOAT_SLACK)
     # The tiny absolute term covers p-values below 1e-300, where exp underflows or loses
     # relative precision (Holm rejects those at any rank whatever their exact value).
