@@ -260,6 +260,40 @@ class TrialColumns:
         )
 
 
+@dataclass(frozen=True)
+class CountsColumns:
+    """Many plain counts rows of one file as columns (lines ``first_line`` on, one per
+    row): what the counts reader gives the table for a block of rows with no categories,
+    tags or messages, which adds them in one call with exactly the result of adding
+    :meth:`row` of each one by one. ``score_sum``: None where a row gives none."""
+
+    file: str
+    first_line: int
+    stimulus: Sequence[str]
+    suite: Sequence[str]
+    n: Sequence[int]
+    c: Sequence[int]
+    errors: Sequence[int]
+    skipped: Sequence[int]
+    score_sum: Sequence[float | None]
+
+    def __len__(self) -> int:
+        return len(self.stimulus)
+
+    def row(self, i: int) -> StimulusCounts:
+        """Row ``i`` as a :class:`StimulusCounts`."""
+        return StimulusCounts(
+            stimulus=self.stimulus[i],
+            n=self.n[i],
+            c=self.c[i],
+            suite=self.suite[i],
+            errors=self.errors[i],
+            skipped=self.skipped[i],
+            score_sum=self.score_sum[i],
+            provenance=Provenance(self.file, self.first_line + i),
+        )
+
+
 Outcome = Literal["failed", "errored", "skipped"]
 
 

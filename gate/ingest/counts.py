@@ -30,7 +30,7 @@ from gate.ingest.values import json_number
 from gate.reading import read_head
 from gate.schemas import first_invalid, validate
 from gate.table import TrialTable
-from gate.trials import DEFAULT_SUITE, StimulusCounts, TrialMessage
+from gate.trials import DEFAULT_SUITE, CountsColumns, StimulusCounts, TrialMessage
 
 #: What the report says once per counts file.
 ORDER_WARNING = (
@@ -40,36 +40,114 @@ ORDER_WARNING = (
 )
 
 
-def read(path: str, options: IngestOptions) -> Iterator[Record | StimulusCounts]:
-    """Yield the suite declarations and per-stimulus totals of a counts file."""
+def read(path: str, options: IngestOptions) -> Iterator[Record | StimulusCounts | CountsColumns]:
+    """Yield the suite declarations and per-stimulus totals of a counts file (blocks of
+    plain rows as :class:`~gate.trials.CountsColumns`)."""
     default_suite = options.suite or DEFAULT_SUITE
     rows = 0
-    for where, record in _records(path):
-        if record.get("type") == "suite":
-            yield suite_spec(record, record.get("suite", default_suite), where)
-            continue
-        rows += 1
-        yield _counts(record, default_suite, where)
+    for item in _items(path, default_suite):
+        if isinstance(item, CountsColumns):
+            rows += len(item)
+        elif isinstance(item, StimulusCounts):
+            rows += 1
+        yield item
     count = f"{rows} stimulus is" if rows == 1 else f"{rows:,} stimuli are"
     warnings.warn(ORDER_WARNING.format(path=path, count=count), UserWarning, stacklevel=2)
 
 
-def _records(path: str) -> Iterator[tuple[Provenance, Any]]:
-    """(where, schema-valid record) for every record of a counts file, JSONL or JSON array."""
+def _items(path: str, default_suite: str) -> Iterator[Record | StimulusCounts | CountsColumns]:
+    """Every record of a counts file (JSONL or a JSON array), schema-valid, in order."""
     if _is_array(path):
         document: list[Any] = load_bytes(read_bytes(path), Provenance(path))  # starts with [
         if not _exact_integers(document):
             document = load_file(path)
-        yield from _validated(document, lambda i: Provenance(path, pointer=f"/{i}"))
+        for where, record in _validated(document, lambda i: Provenance(path, pointer=f"/{i}")):
+            yield _item(record, default_suite, where)
         return
     for chunk in jsonl_chunks(path, CHUNK_BYTES, accept=_exact_integers):
         if chunk.records is None:
             for line_number, record in chunk.strict:
                 where = Provenance(path, line_number)
                 validate(record, "counts", where)
-                yield where, record
+                yield _item(record, default_suite, where)
+        elif first_invalid(chunk.records, "counts", 0) is None:
+            yield from _valid_block(path, chunk.first_line, chunk.records, default_suite)
         else:
-            yield from _validated(chunk.records, _lines(path, chunk.first_line))
+            for where, record in _validated(chunk.records, _lines(path, chunk.first_line)):
+                yield _item(record, default_suite, where)
+
+
+def _item(
+    record: Mapping[str, Any], default_suite: str, where: Provenance
+) -> Record | StimulusCounts:
+    if record.get("type") == "suite":
+        return suite_spec(record, record.get("suite", default_suite), where)
+    return _counts(record, default_suite, where)
+
+
+def _valid_block(
+    path: str, first_line: int, records: list[Any], default_suite: str
+) -> Iterator[Record | StimulusCounts | CountsColumns]:
+    """A schema-valid block of lines: each suite declaration at its place, and the rows
+    between them as columns where they are plain, else row by row."""
+    suites = [i for i, r in enumerate(records) if r.get("type") == "suite"]
+    start = 0
+    for end in [*suites, len(records)]:
+        if end > start:
+            run = records[start:end]
+            columns = _plain_columns(path, first_line + start, run, default_suite)
+            if columns is not None:
+                yield columns
+            else:
+                for i, record in enumerate(run, start=first_line + start):
+                    yield _counts(record, default_suite, Provenance(path, i))
+        if end < len(records):
+            yield _item(records[end], default_suite, Provenance(path, first_line + end))
+        start = end + 1
+
+
+#: What a row may hold and still be read with its block as columns: categories, tags and
+#: messages (unless null) make the block go row by row.
+_PLAIN_KEYS = frozenset(
+    ("type", "schema_version", "suite", "stimulus", "n", "c", "errors", "skipped", "score_sum")
+)
+_NULL_WHEN_PLAIN = frozenset(("categories", "tags", "messages"))
+
+
+def _plain_columns(
+    path: str, first_line: int, records: list[dict[str, Any]], default_suite: str
+) -> CountsColumns | None:
+    """Schema-valid rows (whole integers, as ``_exact_integers`` took them) as columns; None
+    when a row has more than totals, or a value that ``_counts`` would refuse (it words why)."""
+    keys = set().union(*records)
+    extra = keys - _PLAIN_KEYS
+    if not extra <= _NULL_WHEN_PLAIN or any(r.get(k) is not None for k in extra for r in records):
+        return None
+    totals = [
+        [r.get(key) or 0 for r in records] if key in keys else [0] * len(records)
+        for key in ("n", "c", "errors", "skipped")
+    ]
+    if max(map(max, totals)) > _MAX_COUNT:
+        return None
+    given = [r.get("score_sum") for r in records] if "score_sum" in keys else [None] * len(records)
+    try:
+        score_sum = [None if v is None else float(v) for v in given]
+    except OverflowError:  # an integer past the float range: _counts words it
+        return None
+    if not all(map(math.isfinite, filter(None, score_sum))):
+        return None
+    n, c, errors, skipped = totals
+    return CountsColumns(
+        file=path,
+        first_line=first_line,
+        stimulus=[r["stimulus"] for r in records],
+        suite=[r.get("suite", default_suite) for r in records],
+        n=n,
+        c=c,
+        errors=errors,
+        skipped=skipped,
+        score_sum=score_sum,
+    )
 
 
 def _lines(path: str, first_line: int) -> Callable[[int], Provenance]:

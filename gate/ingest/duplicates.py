@@ -28,7 +28,14 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from gate.errors import InputError
-from gate.trials import StimulusCounts, SuiteSpec, Trial, TrialBatch, TrialColumns
+from gate.trials import (
+    CountsColumns,
+    StimulusCounts,
+    SuiteSpec,
+    Trial,
+    TrialBatch,
+    TrialColumns,
+)
 
 Policy = Literal["error", "pool", "newest"]
 POLICIES: tuple[Policy, ...] = ("error", "pool", "newest")
@@ -41,7 +48,7 @@ STARTED: dict[str, str] = {
     "tau2-bench": "tau:started_tau2",
 }
 
-Item = Trial | TrialBatch | TrialColumns | StimulusCounts | SuiteSpec
+Item = Trial | TrialBatch | TrialColumns | StimulusCounts | CountsColumns | SuiteSpec
 
 
 def parse_time(value: Any) -> datetime | None:
@@ -189,11 +196,14 @@ class Duplicates:
 
 def _rows(items: Iterable[Item]) -> Iterator[Item]:
     """The items with each block of columns given row by row: renumbering or leaving out a
-    trial is done per trial (only when two files are pooled or ordered)."""
+    trial (or a counts row) is done per trial (only when two files are pooled or ordered)."""
     for item in items:
         if isinstance(item, TrialColumns):
             for position in range(len(item)):
                 yield item.trial_at(position)
+        elif isinstance(item, CountsColumns):
+            for position in range(len(item)):
+                yield item.row(position)
         else:
             yield item
 

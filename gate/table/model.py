@@ -37,6 +37,7 @@ from gate.table import rule
 from gate.table.rule import ABSENT, ERROR, FAIL, PASS, SKIPPED, TrialFeatures
 from gate.table.store import HUGE_INDEX, Column, ProvenancePacker, SlotStore
 from gate.trials import (
+    CountsColumns,
     Outcome,
     Status,
     StimulusCounts,
@@ -525,9 +526,11 @@ class TrialTable:
 
     # -- adding -------------------------------------------------------------------------
 
-    def add(self, trial: Trial | TrialBatch | TrialColumns | StimulusCounts) -> None:
+    def add(
+        self, trial: Trial | TrialBatch | TrialColumns | StimulusCounts | CountsColumns
+    ) -> None:
         """Add one trial or a batch of native records (both buffered), many trials as
-        columns, or one stimulus's totals."""
+        columns, or one stimulus's totals or many as columns."""
         if isinstance(trial, TrialColumns):
             self.flush()
             self._add_trial_columns(trial)
@@ -538,6 +541,9 @@ class TrialTable:
         elif isinstance(trial, TrialBatch):
             self._pending.append(trial)
             self._pending_trials += len(trial.records)
+        elif isinstance(trial, CountsColumns):
+            self.add_counts_columns(trial)
+            return
         else:
             self.flush()
             self.add_counts(trial)
@@ -550,7 +556,10 @@ class TrialTable:
         self.add(batch)
 
     def extend(
-        self, items: Iterable[Trial | TrialBatch | TrialColumns | StimulusCounts | SuiteSpec]
+        self,
+        items: Iterable[
+            Trial | TrialBatch | TrialColumns | StimulusCounts | CountsColumns | SuiteSpec
+        ],
     ) -> None:
         """Add every item (suite declarations too); every error is raised before this returns,
         and an earlier trial's error before one the items' reader raises later."""
@@ -1163,6 +1172,56 @@ class TrialTable:
             else:
                 log.add(record._id, None, ABSENT, str(message), packed)
         self._trials += counts.n + counts.skipped
+
+    def add_counts_columns(self, rows: CountsColumns) -> None:
+        """Add many stimuli given as totals: the same as :meth:`add_counts` of each row, which
+        it falls back to (for the error of the first bad row) unless every row is sound."""
+        import numpy as np
+
+        self.flush()
+        keys = list(zip(rows.suite, rows.stimulus, strict=True))
+        n, c, errors, skipped = (
+            np.array(column, dtype=np.int64)
+            for column in (rows.n, rows.c, rows.errors, rows.skipped)
+        )
+        ok = n - errors
+        given = np.array([s is not None for s in rows.score_sum], dtype=bool)
+        # A row without a score sum scores 1 per pass, as add_counts takes it.
+        score = np.array(
+            [p if s is None else s for s, p in zip(rows.score_sum, rows.c, strict=True)],
+            dtype=np.float64,
+        )
+        limit = ok + 1e-9 * np.maximum(ok, 1)
+        with np.errstate(invalid="ignore"):
+            bad = (
+                (c > ok)
+                | ((n == 0) & (skipped == 0))
+                | (given & ~((score >= 0.0) & (score <= limit)))
+            )
+        if bad.any() or len(set(keys)) < len(keys) or not self._stimuli.keys().isdisjoint(keys):
+            for i in range(len(rows)):
+                self.add_counts(rows.row(i))
+            return
+        for suite in set(rows.suite):
+            self.spec(suite)
+        serial, crow = len(self._stimuli), len(self._c_score)
+        for i, key in enumerate(keys):
+            record = StimulusTrials(self, key[0], key[1], serial + i)
+            record._crow = crow + i
+            self._stimuli[key] = record
+        self._c_totals.frombytes(np.stack((c, ok - c, errors, skipped), axis=1).tobytes())
+        self._c_score.frombytes(score.tobytes())
+        self._c_scored.extend(given.tobytes())
+        where = self._packer.pack_run(
+            rows.file,
+            None,
+            rows.first_line,
+            len(rows),
+            lambda i: Provenance(rows.file, rows.first_line + i),
+        )
+        self._c_where.frombytes(where.astype(np.int64).tobytes())
+        self._message_log.owners(len(self._stimuli))
+        self._trials += sum(rows.n) + sum(rows.skipped)
 
     def _mixed_error(self, record: StimulusTrials, again: Provenance | None = None) -> InputError:
         if record._crow >= 0:

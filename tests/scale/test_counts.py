@@ -18,7 +18,8 @@ from gate.pipeline import CheckRequest, run_check
 from gate.report.json_report import build_report
 from gate.report.markdown import render_summary
 from gate.schemas import validator
-from gate.trials import StimulusCounts, Trial
+from gate.table import TrialTable
+from gate.trials import CountsColumns, StimulusCounts, SuiteSpec, Trial
 from tests.scale.conftest import random_jsonl
 
 COUNTS = IngestOptions(format="counts")
@@ -147,9 +148,100 @@ def test_a_stimulus_given_twice_names_both_places(tmp_path: Path) -> None:
 
 
 def _counts_of(path: Path) -> list[StimulusCounts]:
+    """Every row of a counts file, one by one (blocks of plain rows taken apart)."""
     from gate.ingest import counts
 
-    return [r for r in counts.read(str(path), IngestOptions()) if isinstance(r, StimulusCounts)]
+    rows: list[StimulusCounts] = []
+    for item in counts.read(str(path), IngestOptions()):
+        if isinstance(item, CountsColumns):
+            rows.extend(item.row(i) for i in range(len(item)))
+        elif isinstance(item, StimulusCounts):
+            rows.append(item)
+    return rows
+
+
+def _random_counts(rng: random.Random, stimuli: int) -> list[dict[str, object]]:
+    """Plain counts rows with every optional field present, null or absent at random."""
+    rows: list[dict[str, object]] = []
+    for s in range(stimuli):
+        n = rng.randint(0, 40)
+        errors = rng.randint(0, min(n, 3))
+        c = rng.randint(0, n - errors)
+        row: dict[str, object] = {"stimulus": f"s{s}", "n": n, "c": c}
+        if rng.random() < 0.6:
+            row["errors"] = rng.choice([errors, None]) if errors == 0 else errors
+        elif errors:
+            row["c"] = rng.randint(0, n)
+        if rng.random() < 0.3 or n == 0:
+            row["skipped"] = rng.choice([1, 2, None]) if n else 1
+        if rng.random() < 0.5:
+            row["score_sum"] = rng.choice([None, c, round(c * rng.random(), 3)])
+        if rng.random() < 0.2:
+            row["suite"] = rng.choice(["a", "b"])
+        if rng.random() < 0.1:
+            row[rng.choice(["tags", "messages", "categories"])] = None
+        rows.append(row)
+    return rows
+
+
+def _table_state(table: TrialTable) -> list[tuple[object, ...]]:
+    """Each stimulus's totals, in the table's order, and where its row was read."""
+    where = table._packer.unpack
+    return [
+        (
+            key,
+            s.n(),
+            s.c(),
+            s.errors,
+            s.skipped,
+            s.score_sum(),
+            s.scored,
+            where(table._c_where[s._crow]),
+        )
+        for key, s in table.stimuli.items()
+    ]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_blocks_of_plain_rows_read_as_the_rows_one_by_one(tmp_path: Path, seed: int) -> None:
+    """The counts reader gives plain rows to the table as columns; the table they make, and
+    the first bad row's error, are those of adding each row alone."""
+    rng = random.Random(seed)
+    rows = _random_counts(rng, 3_000)
+    lines = [json.dumps(r) for r in rows]
+    lines.insert(rng.randrange(len(lines)), json.dumps({"type": "suite", "suite": "b"}))
+    if seed % 2:  # a bad row somewhere: c past n, a stimulus twice, a score sum too large
+        at = rng.randrange(len(lines))
+        bad = [
+            {"stimulus": "bad", "n": 2, "c": 3},
+            {"stimulus": "s7", "n": 2, "c": 1},
+            {"stimulus": "bad", "n": 2, "c": 1, "score_sum": 2.5},
+        ][seed // 2]
+        lines.insert(at, json.dumps(bad))
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    one_by_one = TrialTable()
+    one_by_one.declare_suite(SuiteSpec(name="b"))
+    try:
+        for row in _counts_of(path):
+            one_by_one.add_counts(row)
+    except InputError as error:
+        assert seed % 2, error
+        with pytest.raises(InputError) as caught:
+            load([str(path)], COUNTS)
+        assert str(caught.value) == str(error)
+        return
+    assert not seed % 2
+    table, _ = load([str(path)], COUNTS)
+    assert any(isinstance(i, CountsColumns) for i in _read(path))
+    assert len(table) == len(one_by_one)
+    assert _table_state(table) == _table_state(one_by_one.finish())
+
+
+def _read(path: Path) -> list[object]:
+    from gate.ingest import counts
+
+    return list(counts.read(str(path), IngestOptions()))
 
 
 def _trials_of(path: Path) -> list[Trial]:
