@@ -6,7 +6,7 @@ pooled trials: mean_i p_i^k differs from (mean_i p_i)^k (statistics.md §2).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal, NamedTuple, cast
@@ -265,9 +265,7 @@ class StimulusScore:
 
     @property
     def reading(self) -> str:
-        if self._columns.errors_counted and self.trials and self.errors >= self.trials:
-            return NOT_MEASURED  # a harness that broke, not an agent that cannot
-        return reading(self.pass_at_k, self.pass_hat_k)
+        return readings([self])[0]
 
     @property
     def ordered(self) -> bool:
@@ -339,6 +337,31 @@ def score_arrays(stimuli: Sequence[StimulusScore]) -> dict[str, npt.NDArray[Any]
         "pass_hat_k_lo": columns.hat_lo[rows],
         "pass_hat_k_hi": columns.hat_hi[rows],
     }
+
+
+def readings(
+    stimuli: Sequence[StimulusScore], arrays: Mapping[str, npt.NDArray[Any]] | None = None
+) -> list[str]:
+    """:func:`reading` of each stimulus's pass@k and pass^k, a column at a time (``arrays``:
+    their :func:`score_arrays`, when the caller has them); "not measured" for a stimulus
+    whose every counted trial errored, when errors count: a harness that broke, not an agent
+    that cannot."""
+    if arrays is None:
+        arrays = score_arrays(stimuli)
+    labels = list(map(reading, arrays["pass_at_k"].tolist(), arrays["pass_hat_k"].tolist()))
+    trials, errors = arrays["trials"].tolist(), arrays["errors"].tolist()
+    broken = [
+        x._columns.errors_counted and 0 < n <= e
+        for x, n, e in zip(stimuli, trials, errors, strict=True)
+    ]
+    if any(broken):
+        labels = [NOT_MEASURED if b else label for b, label in zip(broken, labels, strict=True)]
+    return labels
+
+
+def stimulus_records(stimuli: Sequence[StimulusScore]) -> list[StimulusTrials]:
+    """The table's record of each stimulus (its names, tags, messages), a column at a time."""
+    return [x._columns.counts.records[x._i] for x in stimuli]
 
 
 def _field(stimulus: StimulusScore, name: str) -> Any:

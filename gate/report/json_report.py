@@ -28,8 +28,10 @@ from gate.scoring import (
     PASS_HAT_K_ESTIMATOR,
     StimulusScore,
     SuiteScore,
+    readings,
     reliability_of,
     score_arrays,
+    stimulus_records,
 )
 
 if TYPE_CHECKING:
@@ -136,53 +138,71 @@ def _stimulus_entries(
     reliabilities: Sequence[ReliabilityRow | None],
     outcomes: Sequence[str],
 ) -> Iterator[dict[str, Any]]:
-    """The entries of ``chunk``, their numbers read and rounded a column at a time (as
-    :func:`_number` would one by one: 10 decimals)."""
+    """The entries of ``chunk``, built a column at a time: numbers read and rounded as
+    :func:`_number` would one by one (10 decimals), the rest from the table's records."""
     arrays = score_arrays(chunk)
     values = {
         name: (np.round(a, 10) if a.dtype.kind == "f" else a).tolist()
         for name, a in arrays.items()
     }
     methods = _interval_methods(chunk)
-
-    def interval(metric: str, j: int) -> dict[str, Any]:
-        method, confidence = methods[metric]
-        return {
-            "lo": values[metric + "_lo"][j],
-            "hi": values[metric + "_hi"][j],
-            "method": method,
-            "confidence": confidence,
-            "estimand": ESTIMANDS[("stimulus", metric)],
-        }
-
-    for j, (s, reliability) in enumerate(zip(chunk, reliabilities, strict=True)):
+    intervals = [
+        _interval_column(values[metric + "_lo"], values[metric + "_hi"], metric, *methods[metric])
+        for metric in ("pass_rate", "pass_at_k", "pass_hat_k")
+    ] if chunk else [[], [], []]  # fmt: skip
+    records = stimulus_records(chunk)
+    bands = [s.flakiness_band for s in chunk]
+    rows = zip(
+        records, values["trials"], values["passes"], values["errors"], values["skipped"],
+        outcomes, values["pass_rate"], intervals[0], values["pass_at_k"], intervals[1],
+        values["pass_hat_k"], values["pass_hat_k_plugin"], intervals[2],
+        values["aggregate_score"], values["flakiness"], values["flakiness_percent"], bands,
+        readings(chunk, arrays), reliabilities,
+        strict=True,
+    )  # fmt: skip
+    for (
+        record, trials, passes, errors, skipped, outcome, rate, rate_interval, at_k,
+        at_k_interval, hat_k, plugin, hat_k_interval, score, flakiness, percent, band,
+        label, reliability,
+    ) in rows:  # fmt: skip
         yield {
-            "suite": s.suite,
-            "name": s.name,
-            "tags": list(s.tags),
-            "trials": values["trials"][j],
-            "passes": values["passes"][j],
-            "errors": values["errors"][j],
-            "skipped": values["skipped"][j],
-            "outcomes": outcomes[j],
-            "pass_rate": values["pass_rate"][j],
-            "pass_rate_interval": interval("pass_rate", j),
-            "pass_at_k": values["pass_at_k"][j],
-            "pass_at_k_interval": interval("pass_at_k", j),
-            "pass_hat_k": values["pass_hat_k"][j],
-            "pass_hat_k_plugin": values["pass_hat_k_plugin"][j],
-            "pass_hat_k_interval": interval("pass_hat_k", j),
-            "score": values["aggregate_score"][j],
-            "unscored": s.unscored,
-            "flaky": 0 < values["passes"][j] < values["trials"][j],
-            "flakiness": values["flakiness"][j],
-            "flakiness_percent": values["flakiness_percent"][j],
-            "flakiness_band": s.flakiness_band,
-            "reading": s.reading,
-            "more_trials": more.get((s.suite, s.name)),
+            "suite": record.suite,
+            "name": record.stimulus,
+            "tags": sorted(record.tags),
+            "trials": trials,
+            "passes": passes,
+            "errors": errors,
+            "skipped": skipped,
+            "outcomes": outcome,
+            "pass_rate": rate,
+            "pass_rate_interval": rate_interval,
+            "pass_at_k": at_k,
+            "pass_at_k_interval": at_k_interval,
+            "pass_hat_k": hat_k,
+            "pass_hat_k_plugin": plugin,
+            "pass_hat_k_interval": hat_k_interval,
+            "score": score,
+            "unscored": not record.scored,
+            "flaky": 0 < passes < trials,
+            "flakiness": flakiness,
+            "flakiness_percent": percent,
+            "flakiness_band": band,
+            "reading": label,
+            "more_trials": more.get((record.suite, record.stimulus)),
             "reliability": None if reliability is None else reliability._asdict(),
-            "messages": [m.as_record() for m in s.messages],
+            "messages": [m.as_record() for m in record.trial_messages],
         }
+
+
+def _interval_column(
+    lo: list[float], hi: list[float], metric: str, method: str, confidence: float
+) -> list[dict[str, Any]]:
+    """The stimuli's ``metric`` intervals as report entries (the same method and level)."""
+    estimand = ESTIMANDS[("stimulus", metric)]
+    return [
+        {"lo": a, "hi": b, "method": method, "confidence": confidence, "estimand": estimand}
+        for a, b in zip(lo, hi, strict=True)
+    ]
 
 
 def _interval_methods(chunk: Sequence[StimulusScore]) -> dict[str, tuple[str, float]]:

@@ -23,8 +23,7 @@ from gate.scoring import (
     NOT_MEASURED,
     PASS_AT_K_ESTIMATOR,
     PASS_HAT_K_ESTIMATOR,
-    reading,
-    score_arrays,
+    readings,
 )
 
 if TYPE_CHECKING:
@@ -832,15 +831,7 @@ DEFAULT_GATE_NOTE = (
 def reading_sentence(suite: SuiteScore, bold: Callable[[str], str] = _plain) -> str:
     """Reference 002's capability/consistency reading of the suite, and its stimuli's."""
     k = suite.k
-    arrays = score_arrays(suite.stimuli)  # a column at a time: 100,000 stimuli in 0.02 s
-    labels = list(map(reading, arrays["pass_at_k"].tolist(), arrays["pass_hat_k"].tolist()))
-    if suite.errors_policy == "fail":  # errored trials counted: all of them, nothing measured
-        trials, errors = arrays["trials"].tolist(), arrays["errors"].tolist()
-        labels = [
-            NOT_MEASURED if 0 < n <= e else x
-            for x, n, e in zip(labels, trials, errors, strict=True)
-        ]
-    counts = Counter(labels)
+    counts = Counter(readings(suite.stimuli))  # a column at a time: 100,000 stimuli in 0.1 s
     parts = ", ".join(f"{n:,} {label}" for label, n in sorted(counts.items(), key=lambda x: -x[1]))
     return (
         f"{bold('Capability vs consistency:')} pass@{k} = {percent(suite.pass_at_k)} "
