@@ -425,13 +425,17 @@ def dumps(data: Any) -> str:
     the report never holds (``_number`` maps them to null first); ``json`` remains
     for what orjson refuses (integers past 64 bits) and raises on NaN as before.
     """
+    return _indented(data) + "\n"
+
+
+def _indented(data: Any) -> str:
     try:
         import orjson
 
-        return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode("utf-8")
     except (ImportError, TypeError):  # orjson.JSONEncodeError is a TypeError
         pass
-    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def write_json(path: str, data: dict[str, Any]) -> None:
@@ -443,6 +447,8 @@ def write_json(path: str, data: dict[str, Any]) -> None:
 STIMULI_PER_PART = 1000
 #: where the stimuli go in the indented text of the report without them
 _STIMULI_SLOT = '\n  "stimuli": [],\n'
+#: what is around the items of a list nested in a list, indented
+_NESTED_OPEN, _NESTED_CLOSE = "[\n  [\n", "\n  ]\n]"
 
 
 def report_parts(outcome: CheckOutcome) -> Iterator[str]:
@@ -456,10 +462,9 @@ def report_parts(outcome: CheckOutcome) -> Iterator[str]:
         return
     yield head + '\n  "stimuli": [\n'
     while batch:
-        # dumps(batch) is "[\n  {...},\n  {...}\n]\n": its items indented by 2, where the
-        # report's stimuli are indented by 4, so each line gets 2 more (a newline inside a
-        # JSON string is written as the two characters \n, never raw).
-        items = "  " + dumps(batch)[2:-3].replace("\n", "\n  ")
+        # The batch as the one element of a list is "[\n  [\n    {...},\n    {...}\n  ]\n]":
+        # its items indented by 4, as the report's stimuli are.
+        items = _indented([batch])[len(_NESTED_OPEN) : -len(_NESTED_CLOSE)]
         batch = [entry for _, entry in zip(range(STIMULI_PER_PART), stimuli, strict=False)]
         yield items + (",\n" if batch else "\n")
     yield "  ],\n" + tail
