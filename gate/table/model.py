@@ -1202,7 +1202,7 @@ class TrialTable:
             for i in range(len(rows)):
                 self.add_counts(rows.row(i))
             return
-        for suite in set(rows.suite):
+        for suite in dict.fromkeys(rows.suite):  # in order of first sight, as add_counts
             self.spec(suite)
         serial, crow = len(self._stimuli), len(self._c_score)
         for i, key in enumerate(keys):
