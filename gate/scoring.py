@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any, Literal, NamedTuple, cast
 
 import numpy as np
@@ -512,7 +512,7 @@ class SuiteScore:
     def _bayes(self) -> metrics.MetricValue:  # the summary, the JSON and the notes all ask
         n, c, _ = self.counts()
         data = metrics.SuiteOutcomes.from_counts(n, c)
-        return metrics.evaluate(metrics.resolve("bayes", {}), data, confidence=self.confidence)
+        return metrics.evaluate(_bayes_metric(), data, confidence=self.confidence)
 
     def by_suite(self) -> tuple[SuiteScore, ...]:
         """One score per suite (sorted by name): its stimuli and their aggregates, at this
@@ -520,19 +520,38 @@ class SuiteScore:
         names = self.suite_names
         if len(names) <= 1:
             return (self,)
+        # Grouped in one pass each: a file of many suites must not cost suites × stimuli.
+        of_suite: dict[str, list[StimulusScore]] = {name: [] for name in names}
+        for stimulus, record in zip(self.stimuli, stimulus_records(self.stimuli), strict=True):
+            of_suite[record.suite].append(stimulus)
+        left_out: dict[str, list[NotScored]] = {name: [] for name in names}
+        for unscored in self.left_out:
+            left_out.setdefault(unscored.suite, []).append(unscored)
+        groups = [
+            _Group(
+                name,
+                tuple(of_suite[name]),
+                tuple(u.name for u in left_out[name]),
+                tuple(left_out[name]),
+            )
+            for name in names
+        ]
         return tuple(
-            aggregate(
-                tuple(s for s in self.stimuli if s.suite == name),
-                name=name,
+            _aggregates(
+                groups,
                 k=self.k,
                 confidence=self.confidence,
                 interval=self.interval_method,
                 errors=self.errors_policy,
-                not_scored=tuple(u.name for u in self.left_out if u.suite == name),
-                left_out=tuple(u for u in self.left_out if u.suite == name),
             )
-            for name in names
         )
+
+
+@cache
+def _bayes_metric() -> metrics.BoundMetric:
+    """Bayes@N, checked once: resolving probes the metric on a tiny suite (a millisecond,
+    which a file of thousands of suites paid per suite)."""
+    return metrics.resolve("bayes", {})
 
 
 def default_k(records: Sequence[StimulusTrials], errors_as_failures: bool) -> int:
@@ -637,34 +656,74 @@ def aggregate(
 ) -> SuiteScore:
     """The suite of ``stimuli`` (scored at ``k``): the means of their values, each with the
     suite interval at n_eff = M·min(nᵢ)/k (statistics.md §2)."""
-    method = cast(IntervalMethod, interval)
-    arrays = score_arrays(stimuli) if stimuli else {n: np.zeros(0) for n in SCORE_ARRAY_FIELDS}
-    n_arr = arrays["trials"].astype(np.int64)
-
-    def mean(name: str) -> float:
-        return float(np.mean(arrays[name].astype(np.float64)))
-
-    pass_rate = mean("pass_rate")
-    pass_at_k = mean("pass_at_k")
-    pass_hat_k = mean("pass_hat_k")
-    return SuiteScore(
-        name=name,
+    (suite,) = _aggregates(
+        [_Group(name, stimuli, not_scored, left_out)],
         k=k,
         confidence=confidence,
-        interval_method=interval,
-        errors_policy=errors,
-        stimuli=stimuli,
-        not_scored=not_scored,
-        left_out=left_out,
-        score=mean("aggregate_score"),
-        pass_rate=pass_rate,
-        pass_rate_interval=metrics.suite_interval(pass_rate, n_arr, 1, confidence, method),
-        pass_at_k=pass_at_k,
-        pass_at_k_interval=metrics.suite_interval(pass_at_k, n_arr, k, confidence, method),
-        pass_hat_k=pass_hat_k,
-        pass_hat_k_plugin=mean("pass_hat_k_plugin"),
-        pass_hat_k_interval=metrics.suite_interval(pass_hat_k, n_arr, k, confidence, method),
+        interval=interval,
+        errors=errors,
     )
+    return suite
+
+
+class _Group(NamedTuple):
+    name: str
+    stimuli: tuple[StimulusScore, ...]
+    not_scored: tuple[str, ...]
+    left_out: tuple[NotScored, ...]
+
+
+def _aggregates(
+    groups: Sequence[_Group],
+    *,
+    k: int,
+    confidence: float,
+    interval: str,
+    errors: Literal["fail", "exclude"],
+) -> list[SuiteScore]:
+    """:func:`aggregate` of each group, their suite intervals solved together (three calls
+    for any number of suites)."""
+    method = cast(IntervalMethod, interval)
+    means: list[dict[str, float]] = []
+    trials: list[npt.NDArray[np.int64]] = []
+    for group in groups:
+        stimuli = group.stimuli
+        arrays = score_arrays(stimuli) if stimuli else {n: np.zeros(0) for n in SCORE_ARRAY_FIELDS}
+        trials.append(arrays["trials"].astype(np.int64))
+        means.append(
+            {
+                field: float(np.mean(arrays[field].astype(np.float64)))
+                for field in ("pass_rate", "pass_at_k", "pass_hat_k", "pass_hat_k_plugin",
+                              "aggregate_score")
+            }
+        )  # fmt: skip
+    intervals = {
+        metric: metrics.suite_intervals(
+            [m[metric] for m in means], trials, degree, confidence, method
+        )
+        for metric, degree in (("pass_rate", 1), ("pass_at_k", k), ("pass_hat_k", k))
+    }
+    return [
+        SuiteScore(
+            name=group.name,
+            k=k,
+            confidence=confidence,
+            interval_method=interval,
+            errors_policy=errors,
+            stimuli=group.stimuli,
+            not_scored=group.not_scored,
+            left_out=group.left_out,
+            score=mean["aggregate_score"],
+            pass_rate=mean["pass_rate"],
+            pass_rate_interval=intervals["pass_rate"][i],
+            pass_at_k=mean["pass_at_k"],
+            pass_at_k_interval=intervals["pass_at_k"][i],
+            pass_hat_k=mean["pass_hat_k"],
+            pass_hat_k_plugin=mean["pass_hat_k_plugin"],
+            pass_hat_k_interval=intervals["pass_hat_k"][i],
+        )
+        for i, (group, mean) in enumerate(zip(groups, means, strict=True))
+    ]
 
 
 def _label(record: StimulusTrials, table: TrialTable) -> str:

@@ -58,6 +58,7 @@ from gate.metrics.intervals import (
     rate_interval,
     rate_p_value,
     suite_interval,
+    suite_intervals,
     suite_mean_interval,
     z_value,
 )
@@ -280,6 +281,7 @@ __all__ = [
     "resolve",
     "split_metric_spec",
     "suite_interval",
+    "suite_intervals",
     "suite_mean_interval",
     "summarize",
     "threshold_spectrum_at_k",

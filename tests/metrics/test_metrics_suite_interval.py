@@ -7,7 +7,7 @@ from math import comb
 import numpy as np
 import pytest
 
-from gate.metrics import IntervalMethod, interval_coverage, suite_interval
+from gate.metrics import IntervalMethod, interval_coverage, suite_interval, suite_intervals
 from gate.metrics.intervals import suite_bounds
 from tests.metrics.suite_simulation import grid, simulate
 
@@ -25,6 +25,23 @@ def test_reference_002_suite_pass_hat_3_interval() -> None:
     interval = suite_interval(0.4, [3] * 5, 3)
     assert (interval.lo, interval.hi) == pytest.approx((0.0734570786778166, 0.8176248737387639))
     assert interval.method == "mid-p at the suite estimate, n_eff = M·min(nᵢ)/k = 5"
+
+
+@pytest.mark.parametrize("method", ["mid-p", "wilson", "jeffreys", "clopper-pearson", "wald"])
+def test_many_suites_at_once_are_each_suite_alone(method: IntervalMethod) -> None:
+    """suite_intervals (a file of many suites, bounds solved together) gives each suite
+    exactly what suite_interval gives it alone: bounds, label and level; estimates of 0 and
+    1 keep their pinned ends, and a k past a suite's fewest trials is refused as alone."""
+    rng = np.random.default_rng(5)
+    counts = [rng.integers(3, 40, size=rng.integers(1, 30)) for _ in range(200)]
+    estimates = [0.0, 1.0, *rng.uniform(0, 1, size=198).tolist()]
+    together = suite_intervals(estimates, counts, 3, 0.9, method)
+    alone = [suite_interval(e, n, 3, 0.9, method) for e, n in zip(estimates, counts, strict=True)]
+    assert together == alone
+    assert (together[0].lo, together[1].hi) == (0.0, 1.0)
+    assert together[7].lo < estimates[7] < together[7].hi
+    with pytest.raises(ValueError, match="k=3 exceeds the number of trials n=2"):
+        suite_intervals([0.5, 0.5], [[5, 5], [2, 9]], 3)
 
 
 def test_suite_interval_keeps_90_percent_coverage_on_every_profile() -> None:
