@@ -167,6 +167,15 @@ FOLDER_ENTRIES = Limit(
     "files and folders one results folder or glob may visit",
     None,
 )
+SUITES = Limit(
+    "suites",
+    1_000,
+    "suites",
+    "suites in the results of one run, declared or named by a record: each is scored, "
+    "given its own intervals and Bayes@N and reported on its own (a file that gives every "
+    "stimulus its own suite usually maps a per-stimulus column to the suite)",
+    "EVAL_GATE_MAX_SUITES",
+)
 API_DEADLINE_SECONDS = Limit(
     "GitHub API deadline",
     300,
@@ -214,6 +223,7 @@ ALL: tuple[Limit, ...] = (
     CONFIG_NODES,
     EVENT_BYTES,
     FOLDER_ENTRIES,
+    SUITES,
     API_DEADLINE_SECONDS,
     API_RESPONSE_BYTES,
     MESSAGE_CHARS,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import importlib
+import itertools
 import os
 import re
 import unicodedata
@@ -17,7 +18,7 @@ import warnings
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gate.errors import InputError
+from gate.errors import InputError, Provenance
 from gate.gcpause import no_cycle_collection
 from gate.table import TrialTable
 from gate.trials import SuiteSpec, Trial
@@ -162,6 +163,7 @@ def load(
                 if options.duplicates != "error":
                     raise
                 raise _with_a_way_out(error, table.sources) from None
+            _refuse_too_many_suites(table, path)
             table.sources.append(path)
             loaded.append(LoadedInput(path, format_name, detected))
     if not table.stimuli:
@@ -176,6 +178,22 @@ def load(
             stacklevel=2,
         )
     return table.finish(), loaded
+
+
+def _refuse_too_many_suites(table: TrialTable, path: str) -> None:
+    """Past :data:`gate.limits.SUITES` suites, an input error naming the first one over."""
+    from gate import limits
+    from gate.reading import too_large
+
+    allowed = limits.SUITES.value()
+    if len(table.suites) > allowed:
+        first_over = next(itertools.islice(table.suites, allowed, None))
+        raise too_large(
+            Provenance(path),
+            limits.SUITES,
+            len(table.suites),
+            f"the number of suites (the first past the limit: {first_over[:80]!r})",
+        )
 
 
 def _with_a_way_out(error: InputError, earlier: Sequence[str]) -> InputError:

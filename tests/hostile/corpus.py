@@ -546,6 +546,15 @@ def _advice_on_30k_stimuli(folder: Path) -> Invocation:
     return Invocation("cli", ["check", str(path), *args], folder)
 
 
+def _every_stimulus_its_own_suite(folder: Path, suites: int) -> Path:
+    """A counts file of ``suites`` rows, each in a suite of its own."""
+    path = folder / "counts.jsonl"
+    with path.open("w", encoding="ascii") as handle:
+        for i in range(suites):
+            handle.write(f'{{"suite": "u{i}", "stimulus": "s", "n": 3, "c": 1}}\n')
+    return path
+
+
 def _counts_gated(folder: Path, rows: Iterable[tuple[int, int]], gate: str) -> Invocation:
     """A check of a counts file of stimuli s0, s1, ... with these (n, c), under one gate
     given as YAML (``gates:`` entry)."""
@@ -992,6 +1001,21 @@ def probes() -> list[Probe]:
             "INCONCLUSIVE",
         ),
         Probe("comparison-of-a-billion-trials", _comparison_of_a_billion_trials, 1, "FAIL"),
+        # 200,000 suites, each scored and reported alone: 7 ms a suite (about 25 minutes);
+        # now refused past 1,000 (EVAL_GATE_MAX_SUITES), which take a second or two.
+        Probe(
+            "200k-suites",
+            lambda f: cli(f, str(_every_stimulus_its_own_suite(f, 200_000)), "--format", "counts"),
+            2,
+            "over the suites limit (200,000 suites); expected at most 1,000 suites",
+        ),
+        Probe(
+            "1000-suites",
+            lambda f: cli(f, str(_every_stimulus_its_own_suite(f, 1_000)), "--format", "counts"),
+            0,
+            "PASS",
+        ),
+
         Probe(
             "pass-at-k-advice-on-2k-stimuli-each-its-own-n",
             _pass_at_k_advice_on_stimuli_each_its_own_n,

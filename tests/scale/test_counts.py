@@ -255,3 +255,28 @@ def test_rows_round_trip_through_the_schema(trials_and_counts: tuple[Path, Path]
     table, _ = load([str(trials)])
     checker = validator("counts")
     assert all(checker.is_valid(row) for row in counts_rows(table))
+
+
+def test_suites_past_the_limit_are_refused_naming_the_first_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each suite is scored and reported alone: past EVAL_GATE_MAX_SUITES (1,000 by default)
+    the input is refused, naming the first suite over; raising the variable allows it. The
+    per-suite scores of many suites equal each suite scored alone."""
+    path = tmp_path / "c.jsonl"
+    rows = [{"suite": f"u{i}", "stimulus": f"s{i % 3}", "n": 4 + i, "c": i} for i in range(4)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setenv("EVAL_GATE_MAX_SUITES", "3")
+    with pytest.raises(InputError, match=r"first past the limit: 'u3'\) is over the suites limit"):
+        load([str(path)], COUNTS)
+    monkeypatch.setenv("EVAL_GATE_MAX_SUITES", "4")
+    outcome = run_check(CheckRequest((str(path),), build_config({"k": 2}), COUNTS))
+    each = outcome.suites
+    assert [s.name for s in each] == ["u0", "u1", "u2", "u3"]
+    for i, suite in enumerate(each):
+        alone = path.with_name(f"alone{i}.jsonl")
+        alone.write_text(json.dumps(rows[i]) + "\n")
+        (single,) = run_check(CheckRequest((str(alone),), build_config({"k": 2}), COUNTS)).suites
+        assert suite.pass_rate == single.pass_rate == rows[i]["c"] / rows[i]["n"]
+        assert suite.pass_hat_k_interval == single.pass_hat_k_interval
+        assert suite.bayes() == single.bayes()
