@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import zipfile
 from collections.abc import Iterator
 
@@ -18,6 +19,10 @@ from gate.errors import InputError, Provenance
 from gate.reading import open_input, read_head
 
 SNIFF_BYTES = 64 * 1024
+#: how far a JSONL file whose first line is a suite declaration longer than the sniff (a
+#: suite of thousands of categories) is read to see the record after it
+_LONG_SUITE_LINE_BYTES = 4 * 1024 * 1024
+_SUITE_DECLARATION = re.compile(r'"type"\s*:\s*"suite"')
 #: json_keys records no key deeper than this: 64 KiB of "[" must not build paths of 64K.
 _MAX_PATH = 8
 _DEEP: tuple[str, ...] = ("…",)
@@ -290,6 +295,10 @@ def detect(path: str) -> str:
             "them and leaves this file out",
         )
     head = raw.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    if len(raw) == SNIFF_BYTES and "\n" not in head and _SUITE_DECLARATION.search(head):
+        # Native and counts files both start so; the record after it tells them apart.
+        raw = read_head(path, _LONG_SUITE_LINE_BYTES)
+        head = raw.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     name = os.path.basename(path).lower()
     if head.startswith("{"):
         records = list(_json_lines(head)) if _first_json_line(head) is not None else []

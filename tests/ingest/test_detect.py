@@ -109,6 +109,27 @@ def test_counts_files_are_detected(tmp_path: Path) -> None:
     assert detect(str(trial)) == "native"
 
 
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ({"suite": "q", "stimulus": "s", "n": 3, "c": 1}, "counts"),
+        ({"suite": "q", "stimulus": "s", "trial": 0, "outcome": "c7"}, "native"),
+    ],
+)
+def test_a_suite_declaration_longer_than_the_sniff(
+    tmp_path: Path, row: dict[str, object], expected: str
+) -> None:
+    """A first line declaring a suite of thousands of categories (about 100 KB, past the
+    64 KiB sniff) is read on to the record after it, which tells native from counts; the
+    generic JSONL reader it was taken for said the declaration had no stimulus."""
+    categories = {f"c{i}": i / 5000 for i in range(5001)}
+    declaration = {"type": "suite", "schema_version": "1.0", "suite": "q"}
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps({**declaration, "categories": categories}) + "\n" + json.dumps(row))
+    assert path.stat().st_size > 64 * 1024
+    assert detect(str(path)) == expected
+
+
 def test_nothing_fits(tmp_path: Path) -> None:
     cases = {
         "notes.txt": "just some words\n",
