@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test image-test bench bench-scale bench-scale-adapters bench-sequential bench-advice bench-coverage bench-terminal clean
+.PHONY: run test image-test bench bench-scale bench-scale-adapters bench-sequential bench-advice bench-coverage bench-terminal bench-shape clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -79,6 +79,11 @@ bench-terminal: $(VENV)/.test-installed
 bench-coverage: $(VENV)/.test-installed
 	$(BIN)/python bench/coverage.py --floor --all-n --speed
 	$(BIN)/python bench/suite_coverage.py --method mid-p --method wilson
+
+# The half-width's single peak, which the per-stimulus half-width advice rests on, at every
+# k up to the largest it is used at (the test suite checks a sample past k = 100).
+bench-shape: $(VENV)/.test-installed
+	$(BIN)/python bench/half_width_shape.py
 
 clean:
 	rm -rf $(VENV) out build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -105,9 +105,10 @@ _TOLERANCE = 1e-12
 #: the largest n at which a per-stimulus half-width is known (tested) to be single-peaked
 #: in c for every method and metric (:func:`_widest`); past it, pair by pair.
 _HALF_WIDTH_SHAPE_PROVEN = 100_000
-#: the largest k of pass^k and pass@k at which the same is tested (every k from 1 up);
-#: past it, pair by pair.
-_HALF_WIDTH_SHAPE_PROVEN_K = 100
+#: the largest k of pass^k and pass@k at which the same is tested: every k up to 1,000 by
+#: bench/half_width_shape.py (about two minutes), every k up to 100 and a sample of k past it
+#: in tests/metrics/test_stimulus_rules.py; past it, pair by pair.
+_HALF_WIDTH_SHAPE_PROVEN_K = 1_000
 #: half-widths up to this count as equal in that shape: pass@k maps bounds within a few
 #: ulps of 1 where c is near n, and there its half-width wobbles at ~1e-15. A target below
 #: it is decided pair by pair.

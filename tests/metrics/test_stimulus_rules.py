@@ -282,12 +282,16 @@ def test_per_stimulus_regression_codes_equal_the_exact_test_on_every_table(
 # --------------------------------------------------------------------------- half-width rule
 
 HALF_WIDTH_METHODS = (*METHODS, "wald")
-#: every (metric, k) the half-width rule bisects: the pass rate, and pass^k and pass@k at
-#: every k up to the largest proven one
+#: k of pass^k and pass@k checked here: every k up to 100, then a sample up to the largest
+#: proven one (bench/half_width_shape.py checks every k up to it, in about two minutes)
+HALF_WIDTH_KS = [
+    *range(1, 101),
+    *(128, 150, 199, 200, 256, 299, 300, 333, 400, 499, 500, 512, 640, 700, 777, 800, 900),
+    *(999, decision._HALF_WIDTH_SHAPE_PROVEN_K),
+]
+#: every (metric, k) checked: the pass rate, and pass^k and pass@k at HALF_WIDTH_KS
 HALF_WIDTH_SHAPES = [("pass_rate", 1)] + [
-    (metric, k)
-    for metric in ("pass_hat_k", "pass_at_k")
-    for k in range(1, decision._HALF_WIDTH_SHAPE_PROVEN_K + 1)
+    (metric, k) for metric in ("pass_hat_k", "pass_at_k") for k in HALF_WIDTH_KS
 ]
 
 
@@ -336,7 +340,7 @@ def _assert_single_peaked(method: str, n: np.ndarray, c: np.ndarray, confidence:
 def test_the_half_width_is_single_peaked_at_every_count(method: str) -> None:
     """What the half-width rule's bisection rests on (decision._widest), as
     computed (floating point): at a given n the half-width (U − L)/2 of the pass rate, and
-    of pass^k and pass@k at every k up to decision._HALF_WIDTH_SHAPE_PROVEN_K (raised to
+    of pass^k and pass@k at each k of HALF_WIDTH_KS (raised to
     decision._HALF_WIDTH_FLOOR: pass@k wobbles at ~1e-15 near c = n), never rises again
     once it falls as c goes from 0 to n, for every method, every c and every n from
     1 to 300 at 95%, and to 100 at 80% and 99%."""
@@ -401,8 +405,11 @@ def _count_bisections(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 @pytest.mark.parametrize("method", HALF_WIDTH_METHODS)
 @pytest.mark.parametrize(
     ("metric", "k"),
-    [("pass_rate", 1), ("pass_hat_k", 3), ("pass_at_k", 3), ("pass_at_k", 20), ("pass_hat_k", 60)],
-)
+    [
+        ("pass_rate", 1), ("pass_hat_k", 3), ("pass_at_k", 3), ("pass_at_k", 20),
+        ("pass_hat_k", 60), ("pass_hat_k", 400), ("pass_at_k", 1_000),
+    ],
+)  # fmt: skip
 def test_half_width_codes_by_bisection_equal_the_pair_path(
     method: str, metric: str, k: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -460,10 +467,11 @@ def test_half_width_rules_outside_the_proven_shape_keep_the_pair_path(
     n = np.broadcast_to(trials, c.shape)
     calls = _count_bisections(monkeypatch)
     beyond = (n + decision._HALF_WIDTH_SHAPE_PROVEN)[:, :4]
+    past_k = decision._HALF_WIDTH_SHAPE_PROVEN_K + 1
     assert beyond.size > 2 * 4 * int(beyond.max()).bit_length()  # dense enough to bisect
     outside = [
         (PrecisionRule("pass_rate", 1, 0.002, 0.95, method, "stimuli"), beyond, c[:, :4]),
-        (PrecisionRule("pass_hat_k", 101, 0.05, 0.95, method, "stimuli"), n, c),
+        (PrecisionRule("pass_hat_k", past_k, 0.05, 0.95, method, "stimuli"), n, c),
         (PrecisionRule("pass_at_k", 3, 1e-10, 0.95, method, "stimuli"), n, c),
     ]
     for rule, nn, cc in outside:
