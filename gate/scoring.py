@@ -265,7 +265,10 @@ class StimulusScore:
 
     @property
     def reading(self) -> str:
-        return readings([self])[0]
+        columns = self._columns
+        return _reading_of(
+            self.pass_at_k, self.pass_hat_k, self.trials, self.errors, columns.errors_counted
+        )
 
     @property
     def ordered(self) -> bool:
@@ -342,21 +345,23 @@ def score_arrays(stimuli: Sequence[StimulusScore]) -> dict[str, npt.NDArray[Any]
 def readings(
     stimuli: Sequence[StimulusScore], arrays: Mapping[str, npt.NDArray[Any]] | None = None
 ) -> list[str]:
-    """:func:`reading` of each stimulus's pass@k and pass^k, a column at a time (``arrays``:
-    their :func:`score_arrays`, when the caller has them); "not measured" for a stimulus
-    whose every counted trial errored, when errors count: a harness that broke, not an agent
-    that cannot."""
+    """:attr:`StimulusScore.reading` of each stimulus, a column at a time (``arrays``: their
+    :func:`score_arrays`, when the caller has them)."""
     if arrays is None:
         arrays = score_arrays(stimuli)
-    labels = list(map(reading, arrays["pass_at_k"].tolist(), arrays["pass_hat_k"].tolist()))
-    trials, errors = arrays["trials"].tolist(), arrays["errors"].tolist()
-    broken = [
-        x._columns.errors_counted and 0 < n <= e
-        for x, n, e in zip(stimuli, trials, errors, strict=True)
-    ]
-    if any(broken):
-        labels = [NOT_MEASURED if b else label for b, label in zip(broken, labels, strict=True)]
-    return labels
+    columns = ("pass_at_k", "pass_hat_k", "trials", "errors")
+    counted = [x._columns.errors_counted for x in stimuli]
+    return list(map(_reading_of, *(arrays[name].tolist() for name in columns), counted))
+
+
+def _reading_of(
+    pass_at_k: float, pass_hat_k: float, trials: int, errors: int, errors_counted: bool
+) -> str:
+    """A stimulus's reading; "not measured" when errors count and every counted trial
+    errored: a harness that broke, not an agent that cannot."""
+    if errors_counted and 0 < trials <= errors:
+        return NOT_MEASURED
+    return reading(pass_at_k, pass_hat_k)
 
 
 def stimulus_records(stimuli: Sequence[StimulusScore]) -> list[StimulusTrials]:

@@ -469,12 +469,23 @@ def fisher_worse_float(
     0.083333333333
     """
     counts = _tables(n_a, c_a, n_b, c_b)
-    ca, fa, cb, fb = (x.ravel() for x in counts)
+    return _float_or_log_p(*(x.ravel() for x in counts)).reshape(counts[0].shape)
+
+
+def _float_or_log_p(
+    ca: npt.NDArray[np.int64],
+    fa: npt.NDArray[np.int64],
+    cb: npt.NDArray[np.int64],
+    fb: npt.NDArray[np.int64],
+) -> FloatArray:
+    """fisher_worse_float on flat tables: the float recurrence up to
+    :data:`_EXACT_FISHER_MAX` trials in all (NaN where it overflows), fisher_worse's log
+    sum past it."""
     large = ca + fa + cb + fb > _EXACT_FISHER_MAX
     p = np.empty(ca.shape)
     p[~large] = _float_p(ca[~large], fa[~large], cb[~large], fb[~large])
     p[large] = _fisher_each(ca[large], fa[large], cb[large], fb[large])
-    return p.reshape(counts[0].shape)
+    return p
 
 
 def fisher_worse_each(
@@ -511,11 +522,11 @@ def _p_values(
     recurrence would step through up to min(c_b, n_a − c_a) of them."""
     total = ca + fa + cb + fb
     p = np.full(total.shape, np.nan)
-    by_float = (total > exact_up_to) & (total <= _EXACT_FISHER_MAX)
-    p[by_float] = _float_p(ca[by_float], fa[by_float], cb[by_float], fb[by_float])
-    exact = ~np.isfinite(p)
-    p[exact] = _fisher_each(ca[exact], fa[exact], cb[exact], fb[exact])
-    return p, exact
+    above = total > exact_up_to
+    p[above] = _float_or_log_p(ca[above], fa[above], cb[above], fb[above])
+    missing = ~np.isfinite(p)
+    p[missing] = _fisher_each(ca[missing], fa[missing], cb[missing], fb[missing])
+    return p, missing | (total > _EXACT_FISHER_MAX)
 
 
 def fisher_holm_rejects(

@@ -54,6 +54,9 @@ if TYPE_CHECKING:
 
     from gate.metrics.usage import TrialUsage
 
+#: A counts row's score sum may exceed its ok trials by this much of them (float rounding
+#: in whatever summed the scores).
+_SUM_SLACK = 1e-9
 #: Per-trial usage values the table keeps (NaN where a trial reports none).
 USAGE_FIELDS = ("cost_usd", "duration_s", "tokens")
 #: The largest usage value a trial may report (dollars, seconds or tokens): a trillion is
@@ -1138,7 +1141,7 @@ class TrialTable:
                 assert spec.categories is not None
                 weights = list(spec.categories.values())
                 score_sum = math.fsum(k * w for k, w in zip(categories, weights, strict=True))
-        if score_sum is not None and not (0.0 <= score_sum <= ok + 1e-9 * max(ok, 1)):
+        if score_sum is not None and not (0.0 <= score_sum <= ok + _SUM_SLACK * max(ok, 1)):
             raise InputError(
                 f"stimulus {counts.stimulus!r}: score_sum out of range",
                 where,
@@ -1191,7 +1194,7 @@ class TrialTable:
             [p if s is None else s for s, p in zip(rows.score_sum, rows.c, strict=True)],
             dtype=np.float64,
         )
-        limit = ok + 1e-9 * np.maximum(ok, 1)
+        limit = ok + _SUM_SLACK * np.maximum(ok, 1)
         with np.errstate(invalid="ignore"):
             bad = (
                 (c > ok)
