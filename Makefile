@@ -13,6 +13,11 @@ $(VENV)/.run-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e .
 	@touch $@
 
+# The CLI with its optional pyarrow, which big CSV files are read with (bench-scale measures it).
+$(VENV)/.arrow-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[arrow]'
+	@touch $@ $(VENV)/.run-installed
+
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test]'
 	@touch $@ $(VENV)/.run-installed
@@ -52,7 +57,7 @@ bench: $(VENV)/.test-installed
 
 # Every format: eval-gate's own and the generic ones, then each tool's (the adapters), the
 # second also when the first missed a goal (exit 1); the target fails if either did.
-bench-scale: $(VENV)/.run-installed
+bench-scale: $(VENV)/.arrow-installed
 	$(BIN)/python bench/scale.py --linearity; first=$$?; \
 	  $(BIN)/python bench/scale_adapters.py --linearity && exit $$first
 

@@ -523,6 +523,13 @@ def main() -> int:
 
     tiny = best(small_runs)
     goals = print_table(results)
+    try:
+        import pyarrow
+
+        arrow = f"pyarrow {pyarrow.__version__} installed: CSV files over 4 MiB read by it"
+    except ImportError:
+        arrow = "pyarrow not installed (the arrow extra): every CSV file read by the csv module"
+    print(f"\n{arrow}")
     print(f"\nsmall example (cold start): {tiny.seconds:.3f} s, peak RSS {tiny.rss_mb:.0f} MB")
     for result in results:
         stimuli = int(result.report.get("suite", {}).get("stimuli", 0))  # type: ignore[attr-defined]

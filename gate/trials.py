@@ -206,6 +206,9 @@ class TrialColumns:
     reward details, tau2's reward breakdown) may be given as the tuple of arguments of
     ``render``, which makes its text (or None: no message) only for the messages the table
     keeps, a few per stimulus, and for :meth:`trial_at`.
+
+    ``stimulus_codes``: the stimulus column also given as (a numpy array of a code per row,
+    the name of each code), which lets the table look each name up once, not once per row.
     """
 
     file: str
@@ -222,6 +225,7 @@ class TrialColumns:
     usage: Mapping[str, Sequence[Any]] = field(default_factory=dict)
     pointer: str | None = None
     render: Callable[..., str | None] | None = None
+    stimulus_codes: tuple[Any, Sequence[str]] | None = None
 
     def __len__(self) -> int:
         return len(self.stimulus)

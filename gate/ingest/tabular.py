@@ -402,6 +402,12 @@ def read_csv(path: str, options: IngestOptions) -> Iterator[Record | TrialColumn
             raise InputError(f"not UTF-8 text ({error.reason})", Provenance(path)) from None
     resume = (0, header_lines + 1)
     if header_lines == 1:
+        from gate.ingest.csv_arrow import read_columns
+
+        blocks = read_columns(source)
+        if blocks is not None:
+            yield from blocks
+            return
         resume = yield from _csv_blocks(source)
     yield from _csv_rows(source, *resume)
 
@@ -900,6 +906,27 @@ def _numbers(values: list[Any], typed: bool, unit: bool) -> list[float | None]:
     return _scatter(floats, np.array(list(map(bool, stripped))))
 
 
+def _trial_numbers(cells: list[str]) -> list[int]:
+    """Trial indices of CSV cells: digits in every one, or not columnar."""
+    stripped = list(map(str.strip, cells))
+    digits = "".join(stripped)
+    if "" in stripped or not (digits.isdigit() and digits.isascii()):
+        raise _NotColumnar
+    if max(map(len, stripped)) > _EXACT_DIGITS:
+        raise _NotColumnar  # trial_index reads it through a float: one by one
+    return list(map(int, stripped))
+
+
+def _tag_tuple(value: Any) -> tuple[str, ...]:
+    """A row's tags: a JSON list's items, or text split at commas and semicolons."""
+    if isinstance(value, list):
+        return tuple(str(tag) for tag in value)
+    if value is _MISSING or _empty(value):
+        return ()
+    text = str(value).replace(";", ",")
+    return tuple(t.strip() for t in text.split(",") if t.strip())
+
+
 def _metadata_values(values: list[Any]) -> list[Any]:
     """:func:`_metadata_value` of each value (None where empty or missing): at once when all
     the text is numbers (the table reads only whether and which number it is)."""
@@ -953,13 +980,7 @@ def _columns(
                 raise _NotColumnar
             indices: list[int] = trial_values
         else:
-            stripped = list(map(str.strip, trial_values))
-            digits = "".join(stripped)
-            if "" in stripped or not (digits.isdigit() and digits.isascii()):
-                raise _NotColumnar
-            if max(map(len, stripped)) > _EXACT_DIGITS:
-                raise _NotColumnar  # trial_index reads it through a float: one by one
-            indices = list(map(int, stripped))
+            indices = _trial_numbers(trial_values)
     elif trial_values is not None and any(v is not _MISSING for v in trial_values):
         raise _NotColumnar  # some rows have an index, some not: one by one
     passed_values = column("passed")
@@ -1014,15 +1035,7 @@ def _columns(
     tags = None
     tag_values = column("tags")
     if tag_values is not None:
-        tags = []
-        for value in tag_values:
-            if isinstance(value, list):
-                tags.append(tuple(str(tag) for tag in value))
-            elif value is _MISSING or _empty(value):
-                tags.append(())
-            else:
-                text = str(value).replace(";", ",")
-                tags.append(tuple(t.strip() for t in text.split(",") if t.strip()))
+        tags = list(map(_tag_tuple, tag_values))
     usage: dict[str, list[Any]] = {}
     used = set(mapping.values()) | {c.split(".")[0] for c in mapping.values()}
     for field in _NUMERIC_METADATA:

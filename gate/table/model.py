@@ -676,28 +676,11 @@ class TrialTable:
         size = len(given)
         if size == 0:
             return
-        row_of = self._row_of
         suite = given.suite[0]
-        of_suite = self._suite_rows.get(suite)
-        rows: list[int | None]
-        if of_suite is not None and given.suite.count(suite) == size:  # one suite: one lookup
-            rows = list(map(of_suite.get, given.stimulus))
+        if given.stimulus_codes is not None and given.suite.count(suite) == size:
+            row_array, stop, error = self._coded_rows(given, suite)
         else:
-            rows = [row_of.get(key) for key in zip(given.suite, given.stimulus, strict=True)]
-        stop, error = size, None
-        if None in rows:
-            for i in [i for i, row in enumerate(rows) if row is None]:
-                suite, stimulus = given.suite[i], given.stimulus[i]
-                row = row_of.get((suite, stimulus))
-                if row is None:  # a new stimulus: its row, in order of first sight
-                    self.spec(suite)
-                    try:
-                        row = self._give_row(self._record(suite, stimulus), given.where(i))
-                    except InputError as caught:
-                        stop, error = i, caught
-                        break
-                rows[i] = row
-        row_array = np.array(rows[:stop], dtype=np.int64)
+            row_array, stop, error = self._trial_rows(given)
         self._set_rows()
         status = np.array(list(map(rule.STATUS_CODES.__getitem__, given.status[:stop])), np.uint8)
         # As floats, None is NaN: UNKNOWN where passed is not given.
@@ -724,7 +707,11 @@ class TrialTable:
             if column is not None:
                 extras.usage[name] = column
         indices, exact = _int64(list(given.trial[:stop]))
-        lines = np.asarray(given.lines[:stop], dtype=np.int64)
+        given_lines = given.lines[:stop]
+        if isinstance(given_lines, range):  # one record per line: no Python int per row
+            lines = np.arange(given_lines.start, given_lines.stop, given_lines.step)
+        else:
+            lines = np.asarray(given_lines, dtype=np.int64)
         self._add_columns(
             _Columns(
                 rows=row_array,
@@ -749,6 +736,60 @@ class TrialTable:
         )
         if error is not None:
             raise error
+
+    def _trial_rows(self, given: TrialColumns) -> tuple[np.ndarray, int, InputError | None]:
+        """Each trial's row, a new stimulus given one at its first trial: (the rows, how
+        many trials have one, the error that stopped the rest)."""
+        import numpy as np
+
+        row_of = self._row_of
+        suite = given.suite[0]
+        of_suite = self._suite_rows.get(suite)
+        rows: list[int | None]
+        if of_suite is not None and given.suite.count(suite) == len(given):  # one lookup
+            rows = list(map(of_suite.get, given.stimulus))
+        else:
+            rows = [row_of.get(key) for key in zip(given.suite, given.stimulus, strict=True)]
+        stop, error = len(given), None
+        if None in rows:
+            for i in [i for i, row in enumerate(rows) if row is None]:
+                suite, stimulus = given.suite[i], given.stimulus[i]
+                row = row_of.get((suite, stimulus))
+                if row is None:  # a new stimulus: its row, in order of first sight
+                    self.spec(suite)
+                    try:
+                        row = self._give_row(self._record(suite, stimulus), given.where(i))
+                    except InputError as caught:
+                        stop, error = i, caught
+                        break
+                rows[i] = row
+        return np.array(rows[:stop], dtype=np.int64), stop, error
+
+    def _coded_rows(
+        self, given: TrialColumns, suite: str
+    ) -> tuple[np.ndarray, int, InputError | None]:
+        """:meth:`_trial_rows` of trials of one suite whose stimuli are given coded: a
+        lookup per distinct name, not per trial."""
+        import numpy as np
+
+        assert given.stimulus_codes is not None
+        codes, names = given.stimulus_codes
+        of_suite = self._suite_rows.get(suite, {})
+        rows = np.array([of_suite.get(name, -1) for name in names], dtype=np.int64)
+        stop, error = len(given), None
+        new = np.flatnonzero(rows < 0)
+        if new.size:
+            first = np.full(len(names), len(codes), dtype=np.int64)
+            np.minimum.at(first, codes, np.arange(len(codes)))
+            self.spec(suite)
+            for code in new[np.argsort(first[new], kind="stable")].tolist():
+                at = int(first[code])
+                try:  # a name given twice (cells that differ only in spaces): its one row
+                    rows[code] = self._give_row(self._record(suite, names[code]), given.where(at))
+                except InputError as caught:
+                    stop, error = at, caught
+                    break
+        return rows[np.asarray(codes[:stop])], stop, error
 
     def _add_batches(self, batches: list[TrialBatch]) -> None:
         """Schema-valid native records, column-wise; the same result as one by one.

@@ -1,0 +1,371 @@
+"""Big CSV files cut into cells by pyarrow's parser (in C++), then read with the block
+reader's own rules, applied once per distinct value of each column. pyarrow is optional
+(``pip install 'eval-gate[arrow]'``; not in the action's image): without it, the block
+reader reads every CSV file, with the same result.
+
+Python's csv module alone takes about a second per million rows, and the block reader's
+per-cell work (stripping, converting, checking) several more. Here pyarrow splits the file into
+columns of text; each column is dictionary-encoded (a code per row, and its distinct values),
+and :mod:`gate.ingest.tabular`'s helpers (``_texts``, ``_numbers``, ``_optional_texts``,
+``_distinct``, ``_metadata_values``) read the distinct values only: a column of a million
+verdicts is three readings of ``parse_bool``, not a million. The rows' interplay (a status
+that says pass or fail where ``passed`` is blank; a row with no outcome at all) is decided
+with numpy over the codes.
+
+It reads a file only when it gives exactly what the block reader gives, and otherwise
+declines (None), and the block reader reads the file instead and words any error:
+
+- only files of :data:`MIN_BYTES` to :data:`MAX_BYTES` (smaller ones are read faster than
+  pyarrow is imported; bigger ones are read in blocks, in bounded memory);
+- one record per line: no blank lines, no cell over several lines, no bare carriage return,
+  no line over the line or cell limits (so a row's line number is its position + 2);
+- every quote part of a well-formed quoted cell (pyarrow and the csv module may read a
+  stray quote differently: the csv module's strict mode refuses ``"ab"c``);
+- every row as wide as the header, valid UTF-8 (pyarrow checks both);
+- every value one that ``_columns`` (``typed=False``) would take as it is.
+
+A test reads random files both ways and checks the same table, or a decline.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from gate import limits
+from gate.errors import Provenance
+from gate.ingest.tabular import (
+    _NUMERIC_METADATA,
+    _CsvFile,
+    _distinct,
+    _empty,
+    _metadata_values,
+    _NotColumnar,
+    _numbers,
+    _optional_texts,
+    _status,
+    _tag_tuple,
+    _texts,
+    _trial_numbers,
+)
+from gate.ingest.values import parse_bool
+from gate.reading import open_input, read_block
+from gate.trials import DEFAULT_SUITE, TrialColumns
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: Below this size the block reader is done before pyarrow (0.2 s) is imported.
+MIN_BYTES = 4 << 20
+#: Above it the block reader reads the file a block at a time: this reader holds the file,
+#: its cells and its columns at once (about 4 times the file).
+MAX_BYTES = 256 << 20
+#: pyarrow's block: the rows read, checked and added to the table at a time
+_BLOCK = 4 << 20
+#: the lines checked at a time (:func:`_lines`)
+_GUARD_SLICE = 8 << 20
+_THREADS = False
+
+#: whether pyarrow is installed (``pip install 'eval-gate[arrow]'``); without it the block
+#: reader reads every CSV file
+_PYARROW = importlib.util.find_spec("pyarrow") is not None
+
+#: the fields this reader reads; a mapping with another (none today) is the block reader's
+_FIELDS = frozenset(
+    ("stimulus", "trial", "suite", "passed", "score", "status", "outcome", "message", "tags")
+) | frozenset(("duration_s", "cost_usd", "tokens", "model", "commit"))
+
+
+def read_columns(source: _CsvFile) -> Iterator[TrialColumns] | None:
+    """The file's rows (after its one-line header) as TrialColumns of a block each, or None:
+    read it with the block reader instead. Every block is read (and so every reason to
+    decline found) before the first is given."""
+    if not set(source.mapping) <= _FIELDS or not _PYARROW:
+        return None
+    data = _whole_file(source.path)
+    lines = None if data is None else _lines(data, source.delimiter)
+    if data is None or lines is None:
+        return None
+    try:
+        readings = _readings(data, lines, source)
+    except ImportError:  # a library install without pyarrow: the block reader is as right
+        return None
+    except _NotColumnar:
+        return None
+    if readings is None:
+        return None
+    return _given(readings, source)
+
+
+def _given(readings: list[_Reading], source: _CsvFile) -> Iterator[TrialColumns]:
+    """Each block's TrialColumns, letting go of its reading once given."""
+    readings.reverse()
+    while readings:
+        yield readings.pop().columns(source)
+
+
+def _whole_file(path: str) -> bytes | None:
+    with open_input(path) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if not MIN_BYTES <= size <= MAX_BYTES:
+            return None
+        data = read_block(handle, MAX_BYTES + 1, Provenance(path))
+    return data if len(data) <= MAX_BYTES else None
+
+
+def _lines(data: bytes, delimiter: str) -> int | None:
+    """How many lines ``data`` has, if every one is one record that the csv module and
+    pyarrow read alike (no bare carriage return, no blank line, every line within the
+    limits, every quote part of a well-formed quoted cell with no line end inside); else
+    None. Checked a slice of whole lines at a time (numpy's arrays are a byte per byte)."""
+    import numpy as np
+
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        return None
+    longest = min(limits.LINE_BYTES.value(), limits.CSV_FIELD_CHARS.value())
+    lines, start = 0, 0
+    while start < len(data):
+        stop = data.find(b"\n", start + _GUARD_SLICE) + 1 or len(data)
+        text = np.frombuffer(data, dtype=np.uint8, count=stop - start, offset=start)
+        ends = np.flatnonzero(text == ord("\n"))
+        if stop == len(data) and not data.endswith(b"\n"):
+            ends = np.append(ends, text.size)  # the last line, without its line end
+        if ends.size == 0:
+            return None
+        lengths = np.diff(ends, prepend=-1)  # with the line end
+        if int(lengths.max()) > longest or int(lengths.min()) == 1:
+            return None  # a line too long, a blank line
+        if np.any(text[ends[lengths == 2] - 1] == ord("\r")):
+            return None  # a blank line ending in CRLF
+        if not _quotes_well_formed(text, ends, ord(delimiter)):
+            return None
+        lines, start = lines + ends.size, stop
+    return lines
+
+
+def _quotes_well_formed(text: np.ndarray, line_ends: np.ndarray, delimiter: int) -> bool:
+    """Whether every quote opens a quoted cell (at a line's start or after the delimiter),
+    closes it (before the delimiter or a line end) or is one of a doubled pair inside it,
+    with no line end inside: as the csv module's strict mode reads them, left to right.
+
+    Outside a quoted cell, a run of adjacent quotes opens one and then pairs up; inside, it
+    pairs up: so before a run the reader is inside a cell exactly when the quotes before it
+    are odd in number, and a run closes a cell exactly when the quotes up to its end are
+    even in number."""
+    import numpy as np
+
+    quotes = np.flatnonzero(text == ord('"'))
+    if quotes.size == 0:
+        return True
+    if quotes.size % 2:
+        return False
+    first = np.flatnonzero(np.diff(quotes, prepend=-2) != 1)  # each run's first quote
+    last = np.append(first[1:], quotes.size) - 1
+    opening = quotes[first[first % 2 == 0]]
+    before = text[np.maximum(opening - 1, 0)]
+    if not np.all((opening == 0) | (before == delimiter) | (before == ord("\n"))):
+        return False
+    closing = quotes[last[(last + 1) % 2 == 0]] + 1
+    after = text[np.minimum(closing, text.size - 1)]
+    ends_cell = (after == delimiter) | (after == ord("\r")) | (after == ord("\n"))
+    if not np.all((closing == text.size) | ends_cell):
+        return False
+    return bool(np.all(np.searchsorted(quotes, line_ends) % 2 == 0))
+
+
+class _Column(NamedTuple):
+    """A column as a code per row and the value of each code."""
+
+    codes: np.ndarray
+    values: list[Any]
+
+    def spread(self) -> list[Any]:
+        """Each row's value."""
+        import numpy as np
+
+        distinct = np.empty(len(self.values), dtype=object)
+        for i, value in enumerate(self.values):  # not np.array(): tuples would become rows
+            distinct[i] = value
+        spread: list[Any] = distinct[self.codes].tolist()
+        return spread
+
+    def where(self, test: Callable[[Any], bool]) -> np.ndarray:
+        """Each row's ``test`` of its value, as booleans."""
+        import numpy as np
+
+        tested: np.ndarray = np.array([test(v) for v in self.values], dtype=bool)[self.codes]
+        return tested
+
+    def read(self, reader: Callable[[list[Any]], list[Any]]) -> _Column:
+        """The column with ``reader`` (given every distinct value at once) applied."""
+        return _Column(self.codes, reader(self.values))
+
+
+def _readings(data: bytes, lines: int, source: _CsvFile) -> list[_Reading] | None:
+    """Each block's reading (:class:`_Reading`); None when pyarrow refuses the text (a row of
+    another width, invalid UTF-8) or reads another number of rows than there are lines.
+    Raises :class:`_NotColumnar` where ``_columns`` would."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pa_compute
+    import pyarrow.csv as pa_csv
+
+    pool = _memory_pool()
+    header = source.header
+    wanted = {*source.mapping.values(), *_NUMERIC_METADATA} & set(header)
+    keys = [str(i) for i in range(len(header))]
+    chosen = [str(i) for i, name in enumerate(header) if name in wanted]
+    readings, line = [], 2
+    try:
+        reader = pa_csv.open_csv(
+            pa.BufferReader(data),
+            memory_pool=pool,
+            read_options=pa_csv.ReadOptions(
+                # One thread: a block at a time is as fast here (the reading of the cells
+                # is the longer part) and uses no allocator arena per thread.
+                skip_rows=1, column_names=keys, block_size=_BLOCK, use_threads=False,
+            ),
+            parse_options=pa_csv.ParseOptions(
+                delimiter=source.delimiter, quote_char='"', double_quote=True, escape_char=False,
+                newlines_in_values=False, ignore_empty_lines=False,
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                column_types=dict.fromkeys(chosen, pa.string()), include_columns=chosen,
+                strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=True,
+            ),
+        )  # fmt: skip
+        for batch in reader:
+            cells = {}
+            for key in chosen:
+                encoded = pa_compute.dictionary_encode(batch.column(key), memory_pool=pool)
+                values = encoded.dictionary.to_pylist()
+                codes = encoded.indices.to_numpy().astype(np.min_scalar_type(len(values)))
+                cells[header[int(key)]] = _Column(codes, values)
+            readings.append(_Reading(cells, batch.num_rows, line, source))
+            line += batch.num_rows
+    except pa.ArrowException:
+        return None
+    if line - 2 != lines - 1 or not readings:
+        return None
+    return readings
+
+
+def _memory_pool() -> Any:
+    """pyarrow's jemalloc, told to give memory back at once: its default pool keeps what
+    it freed (a third of the peak at a million rows), and so does malloc, fragmented."""
+    import pyarrow as pa
+
+    try:
+        pa.jemalloc_set_decay_ms(0)
+        return pa.jemalloc_memory_pool()
+    except NotImplementedError:  # a build without jemalloc
+        return pa.system_memory_pool()
+
+
+class _Reading:
+    """One block's rows read as ``_columns`` (``typed=False``) reads them, each distinct cell
+    once; raises :class:`_NotColumnar` where it would. :meth:`columns` gives its
+    TrialColumns."""
+
+    def __init__(self, cells: dict[str, _Column], size: int, first_line: int, source: _CsvFile):
+        import numpy as np
+
+        path, mapping = source.path, source.mapping
+        self.size, self.first_line = size, first_line
+
+        def column(field: str) -> _Column | None:
+            return cells.get(mapping[field]) if field in mapping else None
+
+        stimuli = column("stimulus")
+        if stimuli is None:
+            raise _NotColumnar
+        self.stimulus = stimuli.read(lambda v: _texts(v, typed=False))
+        if None in self.stimulus.values:
+            raise _NotColumnar
+        default_suite = source.options.suite or DEFAULT_SUITE
+        suites = column("suite")
+        self.suite = (
+            None
+            if suites is None
+            else suites.read(
+                lambda v: [default_suite if t is None else t for t in _texts(v, False)]
+            )
+        )
+        self.default_suite = default_suite
+        trials = column("trial")
+        self.trial = None if trials is None else trials.read(_trial_numbers)
+        # Verdicts: 1 passed, 0 failed, -1 not given.
+        passed = np.full(size, -1, dtype=np.int8)
+        if (given := column("passed")) is not None:
+            name = mapping["passed"]
+            verdict = _distinct(given.values, lambda v: parse_bool(v, Provenance(path), name))
+            passed = _verdict_codes([verdict[v] for v in given.values])[given.codes]
+        self.status: _Column | None = None
+        status_ok = np.ones(size, dtype=bool)
+        if (given := column("status")) is not None:
+            found = _distinct(
+                given.values,
+                lambda v: None if _empty(v) else _status(v, Provenance(path), mapping["status"]),
+            )
+            each = [found[v] for v in given.values]
+            if any(f is not None for f in each):
+                self.status = _Column(given.codes, ["ok" if f is None else f[0] for f in each])
+                status_ok = self.status.where(lambda status: status == "ok")
+            says = _verdict_codes([None if f is None else f[1] for f in each])[given.codes]
+            passed = np.where(passed == -1, says, passed)
+        self.passed = passed
+        undecided = (passed == -1) & status_ok
+        self.score = self.outcome = None
+        if (given := column("score")) is not None:
+            self.score = given.read(lambda v: _numbers(v, typed=False, unit=True))
+            undecided &= self.score.where(lambda score: score is None)
+        if (given := column("outcome")) is not None:
+            self.outcome = given.read(_optional_texts)
+            undecided &= self.outcome.where(lambda outcome: outcome is None)
+        if undecided.any():
+            raise _NotColumnar  # "row has no outcome": the row reader says it
+        messages, tags = column("message"), column("tags")
+        self.message = None if messages is None else messages.read(_optional_texts)
+        self.tags = None if tags is None else tags.read(lambda v: list(map(_tag_tuple, v)))
+        self.usage: dict[str, _Column] = {}
+        used = set(mapping.values()) | {c.split(".")[0] for c in mapping.values()}
+        for field in _NUMERIC_METADATA:
+            if (given := column(field)) is not None:
+                self.usage[field] = given.read(lambda v: _numbers(v, typed=False, unit=False))
+            elif field not in used and (plain := cells.get(field)) is not None:
+                self.usage[field] = plain.read(_metadata_values)
+
+    def columns(self, source: _CsvFile) -> TrialColumns:
+        """The block's TrialColumns (trials numbered by ``source.order`` where the file
+        gives no trial column)."""
+        size, order = self.size, source.order
+        names = self.stimulus.spread()
+        suites = [self.default_suite] * size if self.suite is None else self.suite.spread()
+
+        def spread(column: _Column | None) -> list[Any] | None:
+            return None if column is None else column.spread()
+
+        return TrialColumns(
+            file=source.path,
+            lines=range(self.first_line, self.first_line + size),
+            stimulus=names,
+            suite=suites,
+            trial=order.numbers(suites, names) if self.trial is None else self.trial.spread(),
+            status=["ok"] * size if self.status is None else self.status.spread(),
+            passed=_Column(self.passed + 1, [None, False, True]).spread(),
+            score=[None] * size if self.score is None else self.score.spread(),
+            outcome=spread(self.outcome),
+            message=spread(self.message),
+            tags=spread(self.tags),
+            usage={name: column.spread() for name, column in self.usage.items()},
+            stimulus_codes=(self.stimulus.codes, self.stimulus.values),
+        )
+
+
+def _verdict_codes(verdicts: list[bool | None]) -> np.ndarray:
+    """1 for True, 0 for False, -1 for None."""
+    import numpy as np
+
+    return np.array([-1 if v is None else int(v) for v in verdicts], dtype=np.int8)

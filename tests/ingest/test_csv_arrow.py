@@ -1,0 +1,242 @@
+"""Big CSV files read by pyarrow (gate/ingest/csv_arrow.py) give what the csv module's row
+reader gives: the same table, usage, messages and warnings, or the same error (it declines
+whatever it is not sure of, and the block reader reads the file instead)."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate.ingest import IngestOptions, csv_arrow, tabular
+from tests.scale.test_columnar_tables import CSV_MAP, random_csv, read
+
+pytest.importorskip("pyarrow")
+
+#: files of stray characters: 40 a seed
+STRAY_SEEDS = int(os.environ.get("EVAL_GATE_TEST_STRAY_SEEDS", "24"))
+
+
+@pytest.fixture
+def small_files_too(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Every CSV file read by pyarrow, in blocks of a few rows; the list says, for each
+    read, whether pyarrow's reading was used (not declined)."""
+    monkeypatch.setattr(csv_arrow, "MIN_BYTES", 0)
+    monkeypatch.setattr(csv_arrow, "_BLOCK", 1 << 10)
+    monkeypatch.setattr(csv_arrow, "_GUARD_SLICE", 97)
+    used: list[bool] = []
+    real = csv_arrow.read_columns
+
+    def spy(source: Any) -> Any:
+        blocks = real(source)
+        used.append(blocks is not None)
+        return blocks
+
+    monkeypatch.setattr(csv_arrow, "read_columns", spy)
+    return used
+
+
+def by_rows(path: Path, options: IngestOptions, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The csv module's row reader's reading (pyarrow's declined)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(csv_arrow, "read_columns", lambda source: None)
+        return read(path, options, False, monkeypatch)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_files_read_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_files_too: list[bool], seed: int
+) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text(random_csv(random.Random(seed), 700), encoding="utf-8")
+    options = IngestOptions(format="csv", column_map=CSV_MAP)
+    fast = read(path, options, True, monkeypatch)
+    assert small_files_too == [True]
+    assert fast == by_rows(path, options, monkeypatch)
+    assert not fast.startswith("error")
+
+
+def test_without_a_trial_column_numbered_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_files_too: list[bool]
+) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text(random_csv(random.Random(9), 400), encoding="utf-8")
+    mapping = {k: v for k, v in CSV_MAP.items() if k != "trial"} | {"suite": "extra"}
+    options = IngestOptions(format="csv", column_map=mapping)
+    fast = read(path, options, True, monkeypatch)
+    assert small_files_too == [True]
+    assert fast == by_rows(path, options, monkeypatch)
+
+
+HEADER = "case,run,ok,quality,state,why,secs,tokens,extra"
+GOOD = ["a1,0,yes,0.5,done,,1.5,120,z", 'b2,0,no,,error,"x, ""y""",3,lots,z']
+
+
+@pytest.mark.parametrize(
+    ("row", "pyarrow_reads"),
+    [
+        ("c3,0,1,,done,boom,,,z", True),
+        ('"c3",0,1,,"done","",,,z', True),  # quoted cells, an empty one
+        ('c3,0,1,,done,"""",,,z', True),  # a cell of one quote
+        ('c3,0,1,,done,"a""""b",,,z', True),
+        ('c3,0,1,,done,ab"c,,,z', False),  # a quote inside an unquoted cell
+        ('c3,0,1,,done,"ab"c,,,z', False),  # text after a closing quote: the csv module refuses
+        ('c3,0,1,,done, "ab",,,z', False),  # a space before the quote: not a quoted cell
+        ('c3,0,1,,done,"ab,,,z', False),  # a quote left open
+        ('c3,0,1,,done,"two\nlines",,,z', False),
+        ("c3,0,1,,done,a\rb,,,z", False),  # a bare carriage return
+        ("", False),  # a blank line
+        (",,,,,,,,", False),  # a row of blank cells: the row reader leaves it out
+        ("  ,0,1,,done,,,,z", False),  # a blank stimulus
+        ("c3,0,1,,done,,,,z,extra", False),  # a row wider than the header
+        ("c3,0,1", False),
+        ("c3,0,maybe,,done,,,,z", False),  # not a verdict: the row reader's error
+        ("c3,0,1,1.5,done,,,,z", False),  # a score past 1
+        ("c3,0,1,nan,done,,,,z", False),
+        ("c3,0,1,1e999,done,,,,z", False),
+        ("c3,x,1,,done,,,,z", False),  # not a trial index
+        ("c3," + "9" * 40 + ",1,,done,,,,z", False),
+        ("c3,0,,,done,,,,z", False),  # no outcome
+        ("c3,0,,,pass,,,,z", True),  # the status says it
+        ("c3,0,1,,crashing,,,,z", False),
+        ("a1,0,yes,0.5,done,,1.5,120,z", True),  # a trial twice: the table's error, as read
+        ("c3,0,1,,done,,inf,,z", False),
+        ("c3,0,1,,done,,1_5,1_000,z", True),  # float() reads underscores: so does the table
+        ("c3,0,TRUE,.5e0,Done,\u00e9\u0085\u2028,+3,\ud7ff,z", True),
+        ("\u00a0c3\u3000,0,1,,done,,,,z", True),  # Unicode spaces stripped as str.strip does
+        ("c3\x1c,0,1,,done,,,,z", True),
+    ],
+)
+def test_rows_read_alike(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    small_files_too: list[bool],
+    row: str,
+    pyarrow_reads: bool,
+) -> None:
+    for line_end in ("\n", "\r\n"):
+        for last_end in (line_end, ""):
+            text = line_end.join([HEADER, *GOOD, row, "a1,1,yes,,done,,,,z"]) + last_end
+            path = tmp_path / "r.csv"
+            path.write_bytes(text.encode("utf-8"))
+            options = IngestOptions(format="csv", column_map=CSV_MAP)
+            small_files_too.clear()
+            fast = read(path, options, True, monkeypatch)
+            assert fast == by_rows(path, options, monkeypatch), (row, line_end, last_end)
+            if line_end == "\n" and last_end:
+                assert small_files_too == [pyarrow_reads], fast
+
+
+@pytest.mark.parametrize("seed", range(STRAY_SEEDS))
+def test_stray_characters_read_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_files_too: list[bool], seed: int
+) -> None:
+    """Files of quotes, delimiters, line ends and spaces in every order: whatever pyarrow
+    reads, it reads as the csv module does (quote handling above all)."""
+    rng = random.Random(seed)
+    stray = ['"', '""', ",", "\n", "\r\n", "\r", " ", ";"]
+    plain = ["a", "b", "1", "yes", "é", " ", '"q"', '"x,""y"""']
+    options = IngestOptions(format="csv", column_map={"stimulus": "s", "passed": "p"})
+    read_by_pyarrow = 0
+    for file in range(40):
+        rows = []
+        messy = rng.random() / 4 if file else 0.0
+        for _ in range(rng.randint(1, 6)):
+            name = "".join(
+                rng.choice(stray if rng.random() < messy else plain)
+                for _ in range(rng.randint(0, 4))
+            )
+            verdict = rng.choice(["1", "0", '"1"', "yes", ' "0"', '1"', ""])
+            if not file:  # one file of each seed that pyarrow reads
+                name = rng.choice(["a", "b", "é", " 1", '"x,""y"""'])
+                verdict = rng.choice(["1", "0", '"1"'])
+            rows.append(f"{name},{verdict}")
+        path = tmp_path / "r.csv"
+        path.write_text("s,p\n" + "\n".join(rows) + rng.choice(["\n", ""]), encoding="utf-8")
+        small_files_too.clear()
+        fast = read(path, options, True, monkeypatch)
+        assert fast == by_rows(path, options, monkeypatch), path.read_text()
+        read_by_pyarrow += small_files_too == [True]
+    assert read_by_pyarrow > 0
+
+
+def test_quotes_well_formed() -> None:
+    import numpy as np
+
+    def check(text: bytes) -> bool:
+        array = np.frombuffer(text, dtype=np.uint8)
+        return csv_arrow._quotes_well_formed(array, np.flatnonzero(array == 10), ord(","))
+
+    assert check(b'"a","b""c"\n"",x\n')
+    assert check(b'""""\n"a"""\n')
+    assert not check(b'"a"b\n')  # text after the closing quote
+    assert not check(b'a"b"\n')  # a quote in an unquoted cell
+    assert not check(b'"a\nb"\n')  # a line end inside
+    assert not check(b'"a""\n')  # the closing quote taken as a pair
+
+
+def test_declines_outside_its_sizes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text(random_csv(random.Random(3), 200), encoding="utf-8")
+    options = IngestOptions(format="csv", column_map=CSV_MAP)
+    source = _source(path, options)
+    assert csv_arrow.read_columns(source) is None  # smaller than MIN_BYTES
+    monkeypatch.setattr(csv_arrow, "MIN_BYTES", 0)
+    assert csv_arrow.read_columns(source) is not None
+    monkeypatch.setattr(csv_arrow, "MAX_BYTES", 1000)
+    assert csv_arrow.read_columns(source) is None
+
+
+def test_declines_without_pyarrow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    path = tmp_path / "r.csv"
+    path.write_text(random_csv(random.Random(3), 200), encoding="utf-8")
+    options = IngestOptions(format="csv", column_map=CSV_MAP)
+    monkeypatch.setattr(csv_arrow, "MIN_BYTES", 0)
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
+    assert csv_arrow.read_columns(_source(path, options)) is None
+    assert len(list(tabular.read_csv(str(path), options))) > 0
+
+
+def test_not_even_read_without_pyarrow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text(random_csv(random.Random(3), 200), encoding="utf-8")
+    options = IngestOptions(format="csv", column_map=CSV_MAP)
+    monkeypatch.setattr(csv_arrow, "MIN_BYTES", 0)
+    monkeypatch.setattr(csv_arrow, "_PYARROW", False)
+    monkeypatch.setattr(csv_arrow, "_whole_file", None)  # would raise if called
+    assert csv_arrow.read_columns(_source(path, options)) is None
+
+
+def test_a_big_file_in_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file past MIN_BYTES is read by pyarrow by default, a block per TrialColumns, each
+    numbered on from the last, the stimuli given coded."""
+    rng = random.Random(5)
+    path = tmp_path / "r.csv"
+    path.write_text(random_csv(rng, 130_000), encoding="utf-8")
+    assert path.stat().st_size > csv_arrow.MIN_BYTES
+    options = IngestOptions(format="csv", column_map=CSV_MAP)
+    blocks = list(tabular.read_csv(str(path), options))
+    assert len(blocks) > 1
+    assert all(type(b).__name__ == "TrialColumns" for b in blocks)
+    starts = [b.lines[0] for b in blocks]  # type: ignore[union-attr]
+    sizes = [len(b) for b in blocks]
+    assert starts == [2 + sum(sizes[:i]) for i in range(len(blocks))]
+    assert sum(sizes) == 130_000
+    first = blocks[0]
+    codes, names = first.stimulus_codes  # type: ignore[union-attr, misc]
+    assert [names[c] for c in codes.tolist()] == list(first.stimulus)  # type: ignore[union-attr]
+    assert read(path, options, True, monkeypatch) == by_rows(path, options, monkeypatch)
+
+
+def _source(path: Path, options: IngestOptions) -> Any:
+    from gate.errors import Provenance
+    from gate.ingest.values import Appearance
+
+    header = path.read_text(encoding="utf-8").splitlines()[0].split(",")
+    mapping = tabular._column_map(options, header, Provenance(str(path)))
+    return tabular._CsvFile(str(path), header, mapping, ",", options, Appearance())
