@@ -181,7 +181,7 @@ class SlotStore:
         """Make room for ``rows`` rows and, within the memory budget, for ``indices``."""
         cap = self._cap
         if rows > cap:
-            cap = max(64, 1 << (rows - 1).bit_length())
+            cap = 1 << (rows - 1).bit_length()
         budget = max(DENSE_FLOOR, 4 * (self.stored + incoming))
         room = 1 << ((budget // cap).bit_length() - 1)  # the widest power of two in budget
         fitting = int(indices[indices < room].max(initial=-1))
@@ -378,7 +378,10 @@ class SlotStore:
         compensation = np.zeros(rows, dtype=np.float64)
         used = min(rows, self._cap)
         dense = self._dense[name][:used, : self._width]
-        for column in np.ascontiguousarray(dense.T):
+        by_row = self._width > 64 * used  # a few stimuli of very many trials: row by row
+        for row, values in enumerate(dense.tolist() if by_row else ()):
+            total[row], compensation[row] = neumaier(0.0, 0.0, values)
+        for column in () if by_row else np.ascontiguousarray(dense.T):
             step = total[:used] + column
             compensation[:used] += np.where(
                 np.abs(total[:used]) >= np.abs(column),

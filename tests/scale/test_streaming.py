@@ -7,6 +7,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gate.errors import InputError
@@ -194,3 +195,23 @@ def test_one_outlier_index_does_not_push_everyone_into_the_overflow(tmp_path: Pa
     assert table._store.width >= 200
     assert table.stimuli[("default", "odd")].indices == [10**7]
     assert table.stimuli[("default", "s5")].passed == [t % 3 == 0 for t in range(200)]
+
+
+def test_one_stimulus_of_very_many_trials_is_stored_densely(tmp_path: Path) -> None:
+    # Rows were allocated 64 at a time, so a lone stimulus had a 64th of the slot budget and
+    # 15/16 of its trials went to the overflow dicts (a tuple each): a CSV of 16 million
+    # trials of one stimulus ran past 120 s and 4 GB. Its score sum, summed row by row now
+    # (the table is one row wide), is the same compensated sum in trial order to the bit.
+    from gate.table.store import neumaier
+
+    rng = np.random.default_rng(3)
+    scores = rng.random(300_000).round(3)
+    path = tmp_path / "one.csv"
+    rows = "".join(f"a,{t},{s}\n" for t, s in enumerate(scores.tolist()))
+    path.write_text("stimulus,trial,score\n" + rows, encoding="utf-8")
+    table, _ = load([str(path)], IngestOptions(format="csv"))
+    assert table._store._extra == {}
+    summary = table.summary()
+    total, compensation = neumaier(0.0, 0.0, scores.tolist())
+    assert summary.score_sum.tolist() == [total + compensation]
+    assert summary.n.tolist() == [300_000]
