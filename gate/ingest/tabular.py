@@ -19,6 +19,7 @@ The value parsers live in :mod:`gate.ingest.values`, shared with every other ada
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import itertools
 import math
@@ -504,6 +505,12 @@ class _CsvColumns:
         return self._cells[at :: self._width]
 
 
+@functools.cache
+def _blank_line(delimiter: str) -> re.Pattern[str]:
+    """A line of nothing but delimiters and white space (as ``str.strip`` counts it)."""
+    return re.compile(rf"(?m)^[\s{re.escape(delimiter)}]*\n")
+
+
 def _plain_cells(
     text: str, delimiter: str, width: int, first_line: int
 ) -> tuple[list[int], list[str]] | None:
@@ -516,9 +523,10 @@ def _plain_cells(
     the caller's stimulus check refuses it."""
     lines = text.count("\n") + (not text.endswith("\n"))
     numbers = list(range(first_line, first_line + lines))  # one record per line, mostly
-    # A row of blank cells (a spreadsheet's export), which the row reader leaves out, has
-    # width - 1 delimiters in a row: such a block is read by the loop below that leaves it out.
-    maybe_blank_row = delimiter * (width - 1) in text
+    # A row of blank cells (a spreadsheet's export), which the row reader leaves out, is a
+    # line of delimiters and spaces: such a block is read by the loop below that leaves it
+    # out. (Looking for width - 1 delimiters in a row found any delimiter at width 2.)
+    maybe_blank_row = _blank_line(delimiter).search(text) is not None
     if '"' not in text and not maybe_blank_row:
         rows = text.replace("\r\n", "\n").split("\n")
         if rows[-1] == "":

@@ -282,3 +282,20 @@ def test_csv_one_literal_quote_does_not_hold_back_the_rest(tmp_path: Path) -> No
         warnings.simplefilter("ignore")  # numbered in order of appearance
         read_as = [type(x).__name__ for x in tabular.read_csv(str(path), options)]
     assert len(read_as) > 3 and set(read_as) == {"TrialColumns"}
+
+
+def test_two_column_blocks_are_split_without_the_csv_module(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Looking for a row of blank cells as width - 1 delimiters in a row found one in every
+    # block of a two-column file (any delimiter), and sent it through the csv module.
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the csv module was used")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(tabular.csv, "reader", refuse)
+        assert tabular._plain_cells("a,1\r\nb,0\n", ",", 2, 2) == ([2, 3], ["a", "1", "b", "0"])
+    # Lines of delimiters and white space (str.isspace's) are left out, as the row reader does.
+    for blank in (",", " , ", "\u00a0,\u3000", "\x1c,"):
+        text = f"a,1\n{blank}\nb,0\n"
+        assert tabular._plain_cells(text, ",", 2, 2) == ([2, 4], ["a", "1", "b", "0"])
