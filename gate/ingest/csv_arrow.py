@@ -66,23 +66,17 @@ MAX_BYTES = 256 << 20
 _BLOCK = 4 << 20
 #: the lines checked at a time (:func:`_lines`)
 _GUARD_SLICE = 8 << 20
-_THREADS = False
 
 #: whether pyarrow is installed (``pip install 'eval-gate[arrow]'``); without it the block
 #: reader reads every CSV file
 _PYARROW = importlib.util.find_spec("pyarrow") is not None
-
-#: the fields this reader reads; a mapping with another (none today) is the block reader's
-_FIELDS = frozenset(
-    ("stimulus", "trial", "suite", "passed", "score", "status", "outcome", "message", "tags")
-) | frozenset(("duration_s", "cost_usd", "tokens", "model", "commit"))
 
 
 def read_columns(source: _CsvFile) -> Iterator[TrialColumns] | None:
     """The file's rows (after its one-line header) as TrialColumns of a block each, or None:
     read it with the block reader instead. Every block is read (and so every reason to
     decline found) before the first is given."""
-    if not set(source.mapping) <= _FIELDS or not _PYARROW:
+    if not _PYARROW:
         return None
     data = _whole_file(source.path)
     lines = None if data is None else _lines(data, source.delimiter)
