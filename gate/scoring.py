@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
+from itertools import compress
 from typing import Any, Literal, NamedTuple, cast
 
 import numpy as np
@@ -17,7 +18,7 @@ import numpy.typing as npt
 from gate import metrics
 from gate.errors import ConfigError, Provenance
 from gate.metrics import Interval, IntervalMethod
-from gate.metrics.reliability import ReliabilityRow, reliability_rows
+from gate.metrics.reliability import ReliabilityRow, reliability_rows_flat
 from gate.table import StimulusTrials, TableSummary, TrialTable
 from gate.trials import TrialMessage
 
@@ -312,14 +313,13 @@ def score_arrays(stimuli: Sequence[StimulusScore]) -> dict[str, npt.NDArray[Any]
     """The numeric fields of many stimuli at once, one array each (:data:`SCORE_ARRAY_FIELDS`;
     ``*_lo``/``*_hi``: the bounds of the ``*_interval`` fields): what a report of 100,000
     stimuli reads column by column instead of attribute by attribute."""
-    shared = {id(x._columns) for x in stimuli}
-    if len(shared) != 1:  # stimuli of several scores: one by one
+    columns = _shared_columns(stimuli)
+    if columns is None:  # stimuli of several scores: one by one
         return {
             name: np.array([_field(x, name) for x in stimuli]) for name in SCORE_ARRAY_FIELDS
         }
-    columns = stimuli[0]._columns
     counts = columns.counts
-    rows = np.fromiter((x._i for x in stimuli), dtype=np.int64, count=len(stimuli))
+    rows = _positions(stimuli)
     n, c = counts.n[rows], counts.c[rows]
     return {
         "trials": n,
@@ -340,6 +340,47 @@ def score_arrays(stimuli: Sequence[StimulusScore]) -> dict[str, npt.NDArray[Any]
         "pass_hat_k_lo": columns.hat_lo[rows],
         "pass_hat_k_hi": columns.hat_hi[rows],
     }
+
+
+def _shared_columns(stimuli: Sequence[StimulusScore]) -> _ScoreColumns | None:
+    """The columns every one of ``stimuli`` is a view of; None when they are not all one
+    score's (or there are none)."""
+    shared = {id(x._columns) for x in stimuli}
+    return stimuli[0]._columns if len(shared) == 1 else None
+
+
+def _positions(stimuli: Sequence[StimulusScore]) -> npt.NDArray[np.int64]:
+    return np.fromiter((x._i for x in stimuli), dtype=np.int64, count=len(stimuli))
+
+
+def outcomes_of(stimuli: Sequence[StimulusScore]) -> list[str]:
+    """:attr:`StimulusScore.outcomes` of each stimulus, read from the table a block of
+    stimuli at a time when they are one score's."""
+    columns = _shared_columns(stimuli)
+    if columns is None:
+        return [s.outcomes for s in stimuli]
+    return columns.counts.outcomes_of(_positions(stimuli).tolist())
+
+
+def _trials_of(stimuli: Sequence[StimulusScore]) -> list[int]:
+    columns = _shared_columns(stimuli)
+    if columns is None:
+        return [s.trials for s in stimuli]
+    trials: list[int] = columns.counts.n[_positions(stimuli)].tolist()
+    return trials
+
+
+def in_trial_order(stimuli: Sequence[StimulusScore]) -> list[bool]:
+    """:attr:`StimulusScore.ordered` of each stimulus, read together."""
+    return list(map(_in_trial_order, outcomes_of(stimuli), _trials_of(stimuli)))
+
+
+def scored_of(stimuli: Sequence[StimulusScore]) -> list[bool]:
+    """Whether each stimulus has a score (:attr:`StimulusTrials.scored`), read together."""
+    columns = _shared_columns(stimuli)
+    if columns is None:
+        return [record.scored for record in stimulus_records(stimuli)]
+    return columns.counts.scored_of(_positions(stimuli).tolist())
 
 
 def readings(
@@ -398,13 +439,16 @@ def reliability_of(
     ``None`` for a stimulus without trial order. ``outcomes``: each one's
     :attr:`StimulusScore.outcomes`, when the caller has them already."""
     if outcomes is None:
-        outcomes = [s.outcomes for s in stimuli]
-    ordered = [i for i, s in enumerate(stimuli) if _in_trial_order(outcomes[i], s.trials)]
-    rows = reliability_rows(
-        [np.frombuffer(outcomes[i].encode(), dtype=np.uint8) == ord("P") for i in ordered]
-    )
-    found = dict(zip(ordered, rows, strict=True))
-    return [found.get(i) for i in range(len(stimuli))]
+        outcomes = outcomes_of(stimuli)
+    keep = list(map(_in_trial_order, outcomes, _trials_of(stimuli)))
+    ordered = list(compress(outcomes, keep))
+    passed = np.frombuffer("".join(ordered).encode("ascii"), dtype=np.uint8) == ord("P")
+    sizes = np.fromiter(map(len, ordered), dtype=np.int64, count=len(ordered))
+    rows = reliability_rows_flat(passed, sizes)
+    if len(rows) == len(outcomes):
+        return list(rows)
+    found = iter(rows)
+    return [next(found) if has_order else None for has_order in keep]
 
 
 @dataclass(frozen=True)
@@ -437,11 +481,16 @@ class SuiteScore:
         return any(s._record.ordered for s in self.stimuli)
 
     @cached_property
+    def arrays(self) -> dict[str, npt.NDArray[Any]]:
+        """:func:`score_arrays` of every stimulus, made once (a report reads them often)."""
+        return score_arrays(self.stimuli)
+
+    @cached_property
     def _totals(self) -> dict[str, int]:
         """Counts over the stimuli, summed once (a 100,000-stimulus report asks often)."""
         if not self.stimuli:
             return {"trials": 0, "passes": 0, "errors": 0, "skipped": 0, "flaky": 0}
-        arrays = score_arrays(self.stimuli)
+        arrays = self.arrays
         n, c = arrays["trials"], arrays["passes"]
         return {
             "trials": int(n.sum()),

@@ -341,6 +341,21 @@ def check_outcomes(outcomes: Any, name: str = "outcomes") -> npt.NDArray[np.bool
     return array.astype(np.bool_)
 
 
+def check_runs(passed: Any, sizes: Any) -> tuple[npt.NDArray[np.bool_], IntArray]:
+    """Runs given end to end: their pass/fail outcomes one after another (bools or 0/1)
+    and each run's length, at least 1, the lengths adding up to the outcomes."""
+    lengths = _numeric_array(sizes, "sizes")
+    if lengths.ndim != 1 or (lengths.size and not np.issubdtype(lengths.dtype, np.integer)):
+        raise ValueError(f"sizes must be a flat sequence of integers, got {lengths.dtype}")
+    if lengths.size and int(lengths.min()) < 1:
+        index = int(np.argmin(lengths))
+        raise ValueError(f"sizes[{index}] = {lengths[index]}: every run needs an outcome")
+    outcomes = check_outcomes(passed, "passed") if lengths.size else np.zeros(0, dtype=bool)
+    if int(lengths.sum()) != outcomes.size:
+        raise ValueError(f"sizes add up to {int(lengths.sum())}, not the {outcomes.size} outcomes")
+    return outcomes, lengths.astype(np.int64)
+
+
 def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
     """One of a fixed set of names (interval method, suite metric)."""
     if value not in choices:

@@ -22,6 +22,7 @@ from gate.metrics._validation import (
     check_float,
     check_int,
     check_outcomes,
+    check_runs,
 )
 from gate.metrics.intervals import z_value
 
@@ -185,11 +186,22 @@ def reliability_rows(outcomes: Sequence[npt.ArrayLike]) -> list[ReliabilityRow]:
     """
     bits = [np.asarray(x, dtype=bool).ravel() for x in outcomes]
     sizes = np.array([b.size for b in bits], dtype=np.int64)
+    if sizes.size and np.any(sizes == 0):
+        check_outcomes(bits[int(np.argmin(sizes))])  # raises: at least one run is needed
+    return reliability_rows_flat(np.concatenate(bits) if bits else np.zeros(0, dtype=bool), sizes)
+
+
+def reliability_rows_flat(passed: npt.ArrayLike, sizes: npt.ArrayLike) -> list[ReliabilityRow]:
+    """:func:`reliability_rows` of runs given end to end: ``passed`` holds the outcomes of
+    every run, the first ``sizes[0]`` of them the first run's, and so on (each size ≥ 1).
+
+    >>> [row.graceful_degradation for row in reliability_rows_flat([1, 0, 0, 1], [1, 3])]
+    [100, 50]
+    """
+    outcomes, sizes = check_runs(passed, sizes)
     if sizes.size == 0:
         return []
-    if np.any(sizes == 0):
-        check_outcomes(bits[int(np.argmin(sizes))])  # raises: at least one run is needed
-    flat = np.concatenate(bits).astype(np.int64)
+    flat = outcomes.astype(np.int64)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     # k = 1..n and c_k (passes among the first k runs) for every run of every stimulus
     k = np.arange(flat.size) - np.repeat(starts, sizes) + 1
@@ -208,19 +220,23 @@ def reliability_rows(outcomes: Sequence[npt.ArrayLike]) -> list[ReliabilityRow]:
     )
     for i in np.flatnonzero(near).tolist():
         curve[i] = 100 * int(c[i]) ** int(k[i]) // int(k[i]) ** int(k[i])
-    passes = np.add.reduceat(flat, starts)
-    weighted = np.add.reduceat(flat * k, starts)
-    position_sum = sizes * (sizes + 1) // 2
-    rows = []
-    for i, (start, size) in enumerate(zip(starts.tolist(), sizes.tolist(), strict=True)):
-        rows.append(
-            ReliabilityRow(
-                curve[start : start + size].tolist(),
-                _variance_amplification(size, int(passes[i])),
-                _round_half_up(100 * int(weighted[i]), int(position_sum[i])),
-            )
+    passes = np.add.reduceat(flat, starts).tolist()
+    weighted = np.add.reduceat(flat * k, starts).tolist()
+    size_list = sizes.tolist()
+    ends = np.cumsum(sizes).tolist()
+    curve_list = curve.tolist()
+    # Few distinct (runs, passes) pairs among many stimuli: each amplification computed once.
+    amplification = {
+        pair: _variance_amplification(*pair) for pair in set(zip(size_list, passes, strict=True))
+    }
+    return [
+        ReliabilityRow(
+            curve_list[end - size : end],
+            amplification[size, passed_],
+            _round_half_up(100 * weight, size * (size + 1) // 2),
         )
-    return rows
+        for size, end, passed_, weight in zip(size_list, ends, passes, weighted, strict=True)
+    ]
 
 
 RELIABILITY_TARGETS: tuple[str, ...] = (

@@ -28,9 +28,11 @@ from gate.scoring import (
     PASS_HAT_K_ESTIMATOR,
     StimulusScore,
     SuiteScore,
+    outcomes_of,
     readings,
     reliability_of,
     score_arrays,
+    scored_of,
     stimulus_records,
 )
 
@@ -128,7 +130,7 @@ def _stimuli(outcome: CheckOutcome) -> Iterator[dict[str, Any]]:
     stimuli = outcome.suite.stimuli
     for start in range(0, len(stimuli), STIMULI_PER_PART):
         chunk = stimuli[start : start + STIMULI_PER_PART]
-        outcomes = [s.outcomes for s in chunk]
+        outcomes = outcomes_of(chunk)
         yield from _stimulus_entries(chunk, more, reliability_of(chunk, outcomes), outcomes)
 
 
@@ -157,13 +159,13 @@ def _stimulus_entries(
         outcomes, values["pass_rate"], intervals[0], values["pass_at_k"], intervals[1],
         values["pass_hat_k"], values["pass_hat_k_plugin"], intervals[2],
         values["aggregate_score"], values["flakiness"], values["flakiness_percent"], bands,
-        readings(chunk, arrays), reliabilities,
+        readings(chunk, arrays), reliabilities, scored_of(chunk),
         strict=True,
     )  # fmt: skip
     for (
         record, trials, passes, errors, skipped, outcome, rate, rate_interval, at_k,
         at_k_interval, hat_k, plugin, hat_k_interval, score, flakiness, percent, band,
-        label, reliability,
+        label, reliability, scored,
     ) in rows:  # fmt: skip
         yield {
             "suite": record.suite,
@@ -182,16 +184,28 @@ def _stimulus_entries(
             "pass_hat_k_plugin": plugin,
             "pass_hat_k_interval": hat_k_interval,
             "score": score,
-            "unscored": not record.scored,
+            "unscored": not scored,
             "flaky": 0 < passes < trials,
             "flakiness": flakiness,
             "flakiness_percent": percent,
             "flakiness_band": band,
             "reading": label,
             "more_trials": more.get((record.suite, record.stimulus)),
-            "reliability": None if reliability is None else reliability._asdict(),
+            "reliability": None if reliability is None else _reliability(*reliability),
             "messages": [m.as_record() for m in record.trial_messages],
         }
+
+
+def _reliability(
+    decay_curve: list[int], variance_amplification: int, graceful_degradation: int
+) -> dict[str, Any]:
+    """A :class:`~gate.metrics.reliability.ReliabilityRow` as its report entry (its
+    ``_asdict``, without a namedtuple's generic copy per stimulus)."""
+    return {
+        "decay_curve": decay_curve,
+        "variance_amplification": variance_amplification,
+        "graceful_degradation": graceful_degradation,
+    }
 
 
 def _interval_column(

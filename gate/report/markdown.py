@@ -16,7 +16,13 @@ from gate.compare import Comparison, StimulusRow
 from gate.gates import GateDecision
 from gate.report import wording
 from gate.report.escape import md_text, mermaid_label
-from gate.scoring import StimulusScore, SuiteScore, reliability_of, score_arrays
+from gate.scoring import (
+    StimulusScore,
+    SuiteScore,
+    in_trial_order,
+    reliability_of,
+    score_arrays,
+)
 
 if TYPE_CHECKING:
     from gate.pipeline import CheckOutcome
@@ -67,6 +73,13 @@ def worst_first(stimuli: Sequence[StimulusScore]) -> list[StimulusScore]:
         (name_rank, -arrays["flakiness_percent"], arrays["pass_hat_k"], arrays["pass_rate"])
     )
     return [stimuli[i] for i in order.tolist()]
+
+
+def _failing(s: SuiteScore, ordered: Sequence[StimulusScore]) -> Sequence[StimulusScore]:
+    """The stimuli of ``s`` that did not always pass, worst first: the head of ``ordered``
+    (``worst_first(s.stimuli)``, whose first key is the pass rate), counted in one pass."""
+    arrays = s.arrays
+    return ordered[: int(np.count_nonzero(arrays["passes"] < arrays["trials"]))]
 
 
 def _escape(text: str) -> str:
@@ -131,7 +144,8 @@ def render_reliability(s: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
     rows = []
     # The summary is computed only for the rows shown (it costs per trial); the others are
     # counted: a stimulus has one exactly when its trial order is known.
-    eligible = [x for x in ordered if x.passes < x.trials and x.ordered]
+    failing = _failing(s, ordered)
+    eligible = list(itertools.compress(failing, in_trial_order(failing)))
     shown_stimuli = eligible[:MAX_STIMULUS_ROWS]
     for stimulus, summary in zip(shown_stimuli, reliability_of(shown_stimuli), strict=True):
         if summary is None:
@@ -267,7 +281,7 @@ def render_messages(suite: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
     if not suite.per_trial:  # totals carry no messages
         return ""
     # Lazily: only the stimuli up to the last one shown have their messages made.
-    with_messages = (s for s in ordered if s.passes < s.trials and s.messages)
+    with_messages = (s for s in _failing(suite, ordered) if s.messages)
     chosen = list(itertools.islice(with_messages, MAX_STIMULUS_ROWS))
     if not chosen:
         return ""
@@ -297,7 +311,7 @@ def render_methods(outcome: CheckOutcome) -> str:
 def render_notes(outcome: CheckOutcome) -> str:
     s = outcome.suite
     parts = []
-    errored = [x for x in s.stimuli if x.errors]
+    errored = [s.stimuli[i] for i in np.flatnonzero(s.arrays["errors"]).tolist()]
     if errored:
         # At most as many rows as the stimuli table: 100,000 stimuli must not make a summary
         # of megabytes (the JSON report lists every stimulus's messages).

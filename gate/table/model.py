@@ -71,6 +71,15 @@ _STATUS_OF: dict[int, Status] = {PASS: "ok", FAIL: "ok", ERROR: "error", SKIPPED
 _OUTCOME_OF: dict[int, Outcome] = {FAIL: "failed", ERROR: "errored", SKIPPED: "skipped"}
 #: outcome letters of the counted trials, in trial order (see ``StimulusScore.outcomes``).
 _LETTERS = bytes.maketrans(bytes([PASS, FAIL, ERROR]), b"PFE")
+#: slots read at a time by :meth:`TrialTable._outcomes_many` (a block is copied a few times)
+_BLOCK_SLOTS = 1 << 22
+
+
+def _dropped(errors_as_failures: bool) -> bytes:
+    """The slot values an outcome string leaves out: empty slots, skipped trials and, unless
+    errors count as failures, errored ones."""
+    return bytes([ABSENT, SKIPPED] if errors_as_failures else [ABSENT, SKIPPED, ERROR])
+
 
 _COLUMNS = (
     Column("code", "uint8"),
@@ -269,6 +278,20 @@ class TableSummary:
 
     def outcomes(self, i: int) -> str:
         return self.records[i].outcomes(self.errors_as_failures)
+
+    def outcomes_of(self, positions: Sequence[int]) -> list[str]:
+        """:meth:`outcomes` of the stimuli at ``positions``, read together."""
+        records = [self.records[i] for i in positions]
+        if not records:
+            return []
+        return records[0]._table._outcomes_many(records, self.errors_as_failures)
+
+    def scored_of(self, positions: Sequence[int]) -> list[bool]:
+        """Whether each stimulus at ``positions`` has a score (its record's ``scored``)."""
+        records = [self.records[i] for i in positions]
+        if not records:
+            return []
+        return records[0]._table._scored_many(records)
 
     def take(self, rows: npt.NDArray[np.int64]) -> TableSummary:
         """The summary of the stimuli at ``rows`` (positions, in that order)."""
@@ -1314,14 +1337,49 @@ class TrialTable:
         self.flush()
         if record._row < 0:
             return ""
-        drop = bytes([ABSENT, SKIPPED] if errors_as_failures else [ABSENT, SKIPPED, ERROR])
+        drop = _dropped(errors_as_failures)
         return self._store.row_bytes(record._row).translate(_LETTERS, drop).decode("ascii")
+
+    def _outcomes_many(
+        self, records: Sequence[StimulusTrials], errors_as_failures: bool
+    ) -> list[str]:
+        """:meth:`_outcomes` of every record, their slot rows read as blocks of at most
+        :data:`_BLOCK_SLOTS` slots: one translation per block, not one per stimulus."""
+        import numpy as np
+
+        self.flush()
+        drop = _dropped(errors_as_failures)
+        rows = np.fromiter((r._row for r in records), dtype=np.int64, count=len(records))
+        step = max(1, _BLOCK_SLOTS // max(1, self._store.width))
+        found: list[str] = []
+        for start in range(0, rows.size, step):
+            block, whole = self._store.rows_block(rows[start : start + step])
+            ends = np.cumsum(np.count_nonzero(~np.isin(block, list(drop)), axis=1)).tolist()
+            text = block.tobytes().translate(_LETTERS, drop).decode("ascii")
+            found += map(text.__getitem__, map(slice, [0, *ends[:-1]], ends))
+            for i in np.flatnonzero(~whole).tolist():
+                found[start + i] = self._outcomes(records[start + i], errors_as_failures)
+        return found
 
     def _is_scored(self, record: StimulusTrials) -> bool:
         if record._crow >= 0:
             return bool(self._c_scored[record._crow])
         self.flush()
         return record._row >= 0 and bool(self._scored[record._row])
+
+    def _scored_many(self, records: Sequence[StimulusTrials]) -> list[bool]:
+        """:meth:`_is_scored` of every record, the slot rows' flags read at once."""
+        import numpy as np
+
+        self.flush()
+        rows = np.fromiter((r._row for r in records), dtype=np.int64, count=len(records))
+        inside = (rows >= 0) & (rows < self._scored.size)
+        found: list[bool] = [False] * rows.size
+        if inside.any():
+            found = (inside & self._scored[np.where(inside, rows, 0)]).tolist()
+        for i in np.flatnonzero(rows < 0).tolist():
+            found[i] = self._is_scored(records[i])
+        return found
 
     def _categories_of(self, record: StimulusTrials) -> list[int]:
         if self._store.has("category"):

@@ -354,6 +354,23 @@ class SlotStore:
             data += bytes(extra[t][position] for t in sorted(extra))
         return data
 
+    def rows_block(
+        self, rows: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.bool_]]:
+        """The occupancy values of ``rows``, one row of slots each (a copy), and whether
+        that is all of the row's: a row outside the slots or with slots kept aside (see
+        :meth:`row_bytes`) is not, and its row of the block holds only zeros."""
+        import numpy as np
+
+        whole = (rows >= 0) & (rows < self._cap)
+        if not whole.any():
+            return np.zeros((rows.size, 0), dtype=np.uint8), whole
+        if self._extra:
+            whole &= ~np.isin(rows, np.fromiter(self._extra, dtype=np.int64))
+        block = self._dense[self.occupancy][np.where(whole, rows, 0), : self._width]
+        block[~whole] = 0
+        return block, whole
+
     def count_values(self, rows: int, values: Iterable[int]) -> npt.NDArray[np.int64]:
         """(rows, max value + 1): how many slots of each row hold each occupancy value."""
         import numpy as np

@@ -625,3 +625,14 @@ def test_trials_that_all_errored_are_not_read_as_a_capability_gap(write_jsonl) -
         )
     )
     assert [s.reading for s in excluded.suite.stimuli] == ["capable but flaky"]
+
+
+def test_a_reliability_entry_is_its_rows_fields() -> None:
+    from gate.metrics.reliability import reliability_rows
+    from gate.report.json_report import _reliability
+
+    row = reliability_rows([[True, True, True, False]])[0]
+    entry = _reliability(*row)
+    assert entry == row._asdict() and list(entry) == list(row._fields)
+    assert entry == {"decay_curve": [100, 100, 100, 31], "variance_amplification": 87,
+                     "graceful_degradation": 60}  # fmt: skip

@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+from typing import Any
 
+import numpy as np
 import pytest
 
 from gate import metrics
@@ -84,3 +86,41 @@ def test_decay_entries_are_exact_integers_for_every_count() -> None:
     for k in range(1, 130):
         for c in range(k + 1):
             assert _decay_entry(c, k) == 100 * c**k // k**k, (c, k)
+
+
+def test_rows_of_many_runs_agree_with_each_run_alone() -> None:
+    """The vectorised rows (end to end or as separate runs) against the per-run functions,
+    seeded runs of 1 to 400 outcomes (long ones reach the exact-integer floor path)."""
+    from gate.metrics.reliability import reliability_rows, reliability_rows_flat
+
+    rng = np.random.default_rng(7)
+    runs = [rng.random(int(rng.integers(1, 400))) < rng.random() for _ in range(300)]
+    runs += [np.ones(60, dtype=bool), np.zeros(1, dtype=bool), np.array([True, False] * 9)]
+    expected = [
+        (
+            metrics.reliability_decay_curve(run.tolist()),
+            metrics.variance_amplification(run.tolist()),
+            metrics.graceful_degradation(run.tolist()),
+        )
+        for run in runs
+    ]
+    flat = reliability_rows_flat(np.concatenate(runs), [run.size for run in runs])
+    assert [tuple(row) for row in flat] == expected
+    assert [tuple(row) for row in reliability_rows(runs)] == expected
+    assert reliability_rows_flat([], []) == []
+
+
+@pytest.mark.parametrize(
+    ("passed", "sizes", "message"),
+    [
+        ([True, False], [1, 0, 1], r"sizes\[1\] = 0"),
+        ([True, False], [3], "add up to 3, not the 2 outcomes"),
+        ([True, 2], [2], r"passed\[1\] = 2"),
+        ([True], [1.0], "flat sequence of integers"),
+    ],
+)
+def test_runs_end_to_end_are_checked(passed: list[Any], sizes: list[Any], message: str) -> None:
+    from gate.metrics.reliability import reliability_rows_flat
+
+    with pytest.raises(ValueError, match=message):
+        reliability_rows_flat(passed, sizes)
