@@ -315,9 +315,7 @@ def score_arrays(stimuli: Sequence[StimulusScore]) -> dict[str, npt.NDArray[Any]
     stimuli reads column by column instead of attribute by attribute."""
     columns = _shared_columns(stimuli)
     if columns is None:  # stimuli of several scores: one by one
-        return {
-            name: np.array([_field(x, name) for x in stimuli]) for name in SCORE_ARRAY_FIELDS
-        }
+        return {name: np.array([_field(x, name) for x in stimuli]) for name in SCORE_ARRAY_FIELDS}
     counts = columns.counts
     rows = _positions(stimuli)
     n, c = counts.n[rows], counts.c[rows]
@@ -373,6 +371,15 @@ def _trials_of(stimuli: Sequence[StimulusScore]) -> list[int]:
 def in_trial_order(stimuli: Sequence[StimulusScore]) -> list[bool]:
     """:attr:`StimulusScore.ordered` of each stimulus, read together."""
     return list(map(_in_trial_order, outcomes_of(stimuli), _trials_of(stimuli)))
+
+
+def message_records_of(stimuli: Sequence[StimulusScore]) -> list[list[dict[str, Any]]]:
+    """Each stimulus's messages as report entries (:meth:`TrialMessage.as_record`), read
+    together."""
+    columns = _shared_columns(stimuli)
+    if columns is None:
+        return [[m.as_record() for m in s.messages] for s in stimuli]
+    return columns.counts.message_records_of(_positions(stimuli).tolist())
 
 
 def scored_of(stimuli: Sequence[StimulusScore]) -> list[bool]:

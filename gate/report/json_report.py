@@ -28,6 +28,7 @@ from gate.scoring import (
     PASS_HAT_K_ESTIMATOR,
     StimulusScore,
     SuiteScore,
+    message_records_of,
     outcomes_of,
     readings,
     reliability_of,
@@ -159,13 +160,13 @@ def _stimulus_entries(
         outcomes, values["pass_rate"], intervals[0], values["pass_at_k"], intervals[1],
         values["pass_hat_k"], values["pass_hat_k_plugin"], intervals[2],
         values["aggregate_score"], values["flakiness"], values["flakiness_percent"], bands,
-        readings(chunk, arrays), reliabilities, scored_of(chunk),
+        readings(chunk, arrays), reliabilities, scored_of(chunk), message_records_of(chunk),
         strict=True,
     )  # fmt: skip
     for (
         record, trials, passes, errors, skipped, outcome, rate, rate_interval, at_k,
         at_k_interval, hat_k, plugin, hat_k_interval, score, flakiness, percent, band,
-        label, reliability, scored,
+        label, reliability, scored, messages,
     ) in rows:  # fmt: skip
         yield {
             "suite": record.suite,
@@ -192,7 +193,7 @@ def _stimulus_entries(
             "reading": label,
             "more_trials": more.get((record.suite, record.stimulus)),
             "reliability": None if reliability is None else _reliability(*reliability),
-            "messages": [m.as_record() for m in record.trial_messages],
+            "messages": messages,
         }
 
 

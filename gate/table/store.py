@@ -101,6 +101,20 @@ class ProvenancePacker:
             return result
         return np.array([self.pack(each(i).provenance) for i in range(lines.size)])
 
+    def fields(self, packed: int) -> tuple[str | None, int | None, str | None]:
+        """The file, line and pointer of :meth:`unpack`'s Provenance (all None for none),
+        without making it."""
+        if packed == 0:
+            return None, None, None
+        source, position = (packed >> POS_BITS) - 1, packed & POS_MASK
+        if source < 0:
+            where = self._verbatim[position - 1]
+            return where.file, where.line, where.pointer
+        file, prefix = self._sources[source]
+        if prefix is None:
+            return file, position, None
+        return file, None, f"{prefix}{position}"
+
     def unpack(self, packed: int) -> Provenance | None:
         if packed == 0:
             return None

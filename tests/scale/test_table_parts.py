@@ -289,7 +289,8 @@ def test_a_finished_table_keeps_only_the_room_it_uses() -> None:
 
 @pytest.mark.parametrize("errors_as_failures", [True, False])
 def test_outcomes_and_scored_read_together_as_one_by_one(errors_as_failures: bool) -> None:
-    """The report's block reads (:meth:`TableSummary.outcomes_of`, :meth:`scored_of`) against
+    """The report's block reads (:meth:`TableSummary.outcomes_of`, ``scored_of``,
+    ``message_records_of``) against
     each record's own: plain rows, a row with a trial kept aside (index past the slots), one
     with an index past 64 bits, skipped and errored trials, a stimulus without a score and
     one given as counts."""
@@ -299,16 +300,23 @@ def test_outcomes_and_scored_read_together_as_one_by_one(errors_as_failures: boo
         for t in range(rng.randint(1, 9)):
             status = rng.choice(["ok"] * 8 + ["error", "skipped"])
             passed = rng.random() < 0.6 if status == "ok" else None
-            table.add(Trial(f"x{s}", t, status=status, passed=passed))
+            message = f"why {s}.{t}" if rng.random() < 0.5 else None
+            where = rng.choice([Provenance("r.jsonl", 3 + t), Provenance("r.json", pointer="/x")])
+            table.add(Trial(f"x{s}", t, status=status, passed=passed, message=message,
+                            provenance=where))  # fmt: skip
     table.add(Trial("x3", 4_000_000, passed=True))
-    table.add(Trial("x5", 1 << 70, passed=False))
+    table.add(Trial("x5", 1 << 70, passed=False, message="huge"))
     table.add(Trial("graded", 0, score=0.4))
-    table.add(StimulusCounts("totals", n=5, c=2))
+    table.add(StimulusCounts("totals", n=5, c=2, messages=("a", "b")))
     table.flush()
     summary = table.summary(errors_as_failures)
     positions = list(range(len(summary.records)))[::-1]
     assert summary.outcomes_of(positions) == [summary.outcomes(i) for i in positions]
     assert summary.scored_of(positions) == [summary.records[i].scored for i in positions]
+    assert summary.message_records_of(positions) == [
+        [m.as_record() for m in summary.records[i].trial_messages] for i in positions
+    ]
+    assert sum(map(len, summary.message_records_of(positions))) > 40
     assert summary.outcomes_of([]) == [] and summary.scored_of([]) == []
     shown = dict(zip(positions, summary.outcomes_of(positions), strict=True))
     names = [r.stimulus for r in summary.records]
