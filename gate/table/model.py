@@ -28,7 +28,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from gate import limits
@@ -128,10 +128,12 @@ class StimulusTrials:
 
     __slots__ = ("_crow", "_id", "_row", "_table", "_tags", "stimulus", "suite")
 
-    def __init__(self, table: TrialTable, suite: str, stimulus: str, serial: int) -> None:
+    def __init__(
+        self, table: TrialTable, suite: str, stimulus: str, serial: int, row: int = -1
+    ) -> None:
         self._table = table
         self._id = serial
-        self._row = -1  # row of the slot store, -1 until a trial arrives
+        self._row = row  # row of the slot store, -1 until a trial arrives
         self._crow = -1  # row of the counts arrays, -1 unless given as totals
         self._tags: set[str] | None = None
         self.suite = suite
@@ -581,6 +583,24 @@ class TrialTable:
             self._suite_rows.setdefault(record.suite, {})[record.stimulus] = record._row
         return record._row
 
+    def _new_rows(self, suite: str, names: list[str]) -> range | None:
+        """Rows for stimuli of ``suite`` the table has never seen, named in order of first
+        sight: made together, as one by one would make them; None (make them one by one)
+        unless every name is given once and none is known (a counts row among them is an
+        error that one by one reports)."""
+        keys = list(zip(repeat(suite), names))
+        if len(set(names)) != len(names) or not self._stimuli.keys().isdisjoint(keys):
+            return None
+        serial, first = len(self._stimuli), len(self._rows)
+        rows = range(first, first + len(names))
+        serials = range(serial, serial + len(names))
+        records = list(map(StimulusTrials, repeat(self), repeat(suite), names, serials, rows))
+        self._stimuli.update(zip(keys, records, strict=True))
+        self._rows.extend(records)
+        self._row_of.update(zip(keys, rows, strict=True))
+        self._suite_rows.setdefault(suite, {}).update(zip(names, rows, strict=True))
+        return rows
+
     def _set_rows(self) -> None:
         """Give new rows their flags and their suite's settings (which never change once used)."""
         import numpy as np
@@ -593,9 +613,15 @@ class TrialTable:
                 new = np.zeros(size, dtype=old.dtype)
                 new[: old.size] = old
                 setattr(self, name, new)
-        for row in range(self._rows_set, rows):
-            self._bar[row], self._best[row] = rule.bars(self.spec(self._rows[row].suite))
-            self._row_owner[row] = self._rows[row]._id
+        start = self._rows_set
+        added = self._rows[start:rows]
+        suites = set(map(attrgetter("suite"), added))
+        if len(suites) == 1:  # the usual case: one suite's bars for every new row
+            self._bar[start:rows], self._best[start:rows] = rule.bars(self.spec(suites.pop()))
+        else:
+            for row, record in enumerate(added, start):
+                self._bar[row], self._best[row] = rule.bars(self.spec(record.suite))
+        self._row_owner[start:rows] = list(map(attrgetter("_id"), added))
         self._rows_set = rows
         self._message_log.owners(len(self._stimuli))
 
@@ -818,11 +844,21 @@ class TrialTable:
         suite = given.suite[0]
         of_suite = self._suite_rows.get(suite)
         rows: list[int | None]
-        if of_suite is not None and given.suite.count(suite) == len(given):  # one lookup
+        one_suite = given.suite.count(suite) == len(given)
+        if of_suite is not None and one_suite:  # one lookup
             rows = list(map(of_suite.get, given.stimulus))
         else:
             rows = [row_of.get(key) for key in zip(given.suite, given.stimulus, strict=True)]
         stop, error = len(given), None
+        if None in rows and one_suite:
+            missing = [i for i, row in enumerate(rows) if row is None]
+            fresh = list(dict.fromkeys(given.stimulus[i] for i in missing))
+            self.spec(suite)
+            made = self._new_rows(suite, fresh)
+            if made is not None:
+                row_of_new = dict(zip(fresh, made, strict=True))
+                for i in missing:
+                    rows[i] = row_of_new[given.stimulus[i]]
         if None in rows:
             for i in [i for i, row in enumerate(rows) if row is None]:
                 suite, stimulus = given.suite[i], given.stimulus[i]
@@ -854,7 +890,12 @@ class TrialTable:
             first = np.full(len(names), len(codes), dtype=np.int64)
             np.minimum.at(first, codes, np.arange(len(codes)))
             self.spec(suite)
-            for code in new[np.argsort(first[new], kind="stable")].tolist():
+            todo = new[np.argsort(first[new], kind="stable")].tolist()
+            made = self._new_rows(suite, [names[code] for code in todo])
+            if made is not None:
+                rows[todo] = made
+                todo = []
+            for code in todo:
                 at = int(first[code])
                 try:  # a name given twice (cells that differ only in spaces): its one row
                     rows[code] = self._give_row(self._record(suite, names[code]), given.where(at))

@@ -323,3 +323,49 @@ def test_outcomes_and_scored_read_together_as_one_by_one(errors_as_failures: boo
     assert shown[names.index("totals")] == ""
     assert shown[names.index("x3")][-1] == "P"  # the trial kept aside, last in trial order
     assert summary.scored_of([names.index("graded")]) == [True]
+
+
+@pytest.mark.parametrize("coded", [False, True])
+def test_new_stimuli_from_columns_get_rows_as_one_by_one(coded: bool) -> None:
+    """Columns of trials whose stimuli the table has not seen (given by name, or coded as
+    the CSV engine gives them) make the same records, serials and rows as the same trials
+    added one at a time; a stimulus already given as counts is still the located error."""
+    from gate.trials import TrialColumns
+
+    rng = random.Random(5)
+    names = [f"n{rng.randrange(60)}" for _ in range(400)]
+    indices: dict[str, int] = {}
+    trials = []
+    for name in names:
+        indices[name] = indices.get(name, -1) + 1
+        trials.append(indices[name])
+
+    def columns(stimuli: list[str], numbers: list[int], first_line: int) -> TrialColumns:
+        distinct = list(dict.fromkeys(stimuli))
+        codes = np.array([distinct.index(s) for s in stimuli]) if coded else None
+        return TrialColumns(
+            file="r.csv", lines=list(range(first_line, first_line + len(stimuli))),
+            stimulus=stimuli, suite=["s"] * len(stimuli), trial=numbers,
+            status=["ok"] * len(stimuli), passed=[t % 2 == 0 for t in numbers],
+            score=[None] * len(stimuli),
+            stimulus_codes=(codes, distinct) if coded else None,
+        )  # fmt: skip
+
+    by_columns, one_by_one = TrialTable(), TrialTable()
+    by_columns.add(columns(names[:150], trials[:150], 2))
+    by_columns.add(columns(names[150:], trials[150:], 152))
+    for i, (name, t) in enumerate(zip(names, trials, strict=True)):
+        one_by_one.add(Trial(name, t, suite="s", passed=t % 2 == 0,
+                             provenance=Provenance("r.csv", 2 + i)))  # fmt: skip
+    one_by_one.flush()
+    made = [(r.suite, r.stimulus, r._id, r._row, r.outcomes()) for r in by_columns._rows]
+    assert made == [(r.suite, r.stimulus, r._id, r._row, r.outcomes()) for r in one_by_one._rows]
+    owners = by_columns._row_owner[: len(names)], one_by_one._row_owner[: len(names)]
+    assert owners[0].tolist() == owners[1].tolist()
+
+    mixed = TrialTable()
+    mixed.add(StimulusCounts("n7", n=2, c=1, suite="s"))
+    with pytest.raises(InputError) as caught:
+        mixed.add(columns(["fresh", "n7"], [0, 0], 10))
+    assert caught.value.where == Provenance("r.csv", 11)
+    assert ("s", "fresh") in mixed.stimuli
