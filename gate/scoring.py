@@ -318,12 +318,10 @@ def score_arrays(stimuli: Sequence[StimulusScore]) -> dict[str, npt.NDArray[Any]
         return {name: np.array([_field(x, name) for x in stimuli]) for name in SCORE_ARRAY_FIELDS}
     counts = columns.counts
     rows = _positions(stimuli)
-    n, c = counts.n[rows], counts.c[rows]
+    found: dict[str, npt.NDArray[Any]] = dict(_counted(counts, rows))
+    n, c = found["trials"], found["passes"]
     return {
-        "trials": n,
-        "passes": c,
-        "errors": counts.errors[rows],
-        "skipped": counts.skipped[rows],
+        **found,
         "pass_rate": c / n,
         "pass_at_k": columns.at_k[rows],
         "pass_hat_k": columns.hat_k[rows],
@@ -337,6 +335,31 @@ def score_arrays(stimuli: Sequence[StimulusScore]) -> dict[str, npt.NDArray[Any]
         "pass_at_k_hi": columns.at_hi[rows],
         "pass_hat_k_lo": columns.hat_lo[rows],
         "pass_hat_k_hi": columns.hat_hi[rows],
+    }
+
+
+#: the fields of :func:`count_arrays`
+COUNT_FIELDS = ("trials", "passes", "errors", "skipped")
+
+
+def count_arrays(stimuli: Sequence[StimulusScore]) -> dict[str, npt.NDArray[np.int64]]:
+    """The :data:`COUNT_FIELDS` of many stimuli, one array each: the part of
+    :func:`score_arrays` that needs no interval."""
+    columns = _shared_columns(stimuli)
+    if columns is None:
+        return {
+            name: np.array([getattr(x, name) for x in stimuli], dtype=np.int64)
+            for name in COUNT_FIELDS
+        }
+    return _counted(columns.counts, _positions(stimuli))
+
+
+def _counted(counts: TableSummary, rows: npt.NDArray[np.int64]) -> dict[str, npt.NDArray[np.int64]]:
+    return {
+        "trials": counts.n[rows],
+        "passes": counts.c[rows],
+        "errors": counts.errors[rows],
+        "skipped": counts.skipped[rows],
     }
 
 
@@ -487,17 +510,17 @@ class SuiteScore:
         order, no messages, nothing for the views that read them to look for)."""
         return any(s._record.ordered for s in self.stimuli)
 
-    @cached_property
-    def arrays(self) -> dict[str, npt.NDArray[Any]]:
-        """:func:`score_arrays` of every stimulus, made once (a report reads them often)."""
-        return score_arrays(self.stimuli)
+    def count_arrays(self) -> dict[str, npt.NDArray[np.int64]]:
+        """Each stimulus's trials, passes, errors and skipped trials, as arrays: made at each
+        call (kept for the run, they would cost 32 bytes a stimulus)."""
+        return count_arrays(self.stimuli)
 
     @cached_property
     def _totals(self) -> dict[str, int]:
         """Counts over the stimuli, summed once (a 100,000-stimulus report asks often)."""
         if not self.stimuli:
             return {"trials": 0, "passes": 0, "errors": 0, "skipped": 0, "flaky": 0}
-        arrays = self.arrays
+        arrays = self.count_arrays()
         n, c = arrays["trials"], arrays["passes"]
         return {
             "trials": int(n.sum()),

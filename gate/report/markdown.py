@@ -78,7 +78,7 @@ def worst_first(stimuli: Sequence[StimulusScore]) -> list[StimulusScore]:
 def _failing(s: SuiteScore, ordered: Sequence[StimulusScore]) -> Sequence[StimulusScore]:
     """The stimuli of ``s`` that did not always pass, worst first: the head of ``ordered``
     (``worst_first(s.stimuli)``, whose first key is the pass rate), counted in one pass."""
-    arrays = s.arrays
+    arrays = s.count_arrays()
     return ordered[: int(np.count_nonzero(arrays["passes"] < arrays["trials"]))]
 
 
@@ -311,7 +311,7 @@ def render_methods(outcome: CheckOutcome) -> str:
 def render_notes(outcome: CheckOutcome) -> str:
     s = outcome.suite
     parts = []
-    errored = [s.stimuli[i] for i in np.flatnonzero(s.arrays["errors"]).tolist()]
+    errored = [s.stimuli[i] for i in np.flatnonzero(s.count_arrays()["errors"]).tolist()]
     if errored:
         # At most as many rows as the stimuli table: 100,000 stimuli must not make a summary
         # of megabytes (the JSON report lists every stimulus's messages).
