@@ -6,11 +6,12 @@ pooled trials: mean_i p_i^k differs from (mean_i p_i)^k (statistics.md §2).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from itertools import compress
-from typing import Any, Literal, NamedTuple, cast
+from operator import attrgetter
+from typing import Any, Literal, NamedTuple, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +22,8 @@ from gate.metrics import Interval, IntervalMethod
 from gate.metrics.reliability import ReliabilityRow, reliability_rows_flat
 from gate.table import StimulusTrials, TableSummary, TrialTable
 from gate.trials import TrialMessage
+
+_T = TypeVar("_T")
 
 Metric = Literal["pass_rate", "pass_at_k", "pass_hat_k", "score", "flakiness"]
 
@@ -374,21 +377,27 @@ def _positions(stimuli: Sequence[StimulusScore]) -> npt.NDArray[np.int64]:
     return np.fromiter((x._i for x in stimuli), dtype=np.int64, count=len(stimuli))
 
 
+def _together(
+    stimuli: Sequence[StimulusScore],
+    read: Callable[[TableSummary, list[int]], list[_T]],
+    one: Callable[[StimulusScore], _T],
+) -> list[_T]:
+    """``read`` of the stimuli's table rows at once when they are one score's (the usual
+    case), else ``one`` of each stimulus."""
+    columns = _shared_columns(stimuli)
+    if columns is None:
+        return [one(s) for s in stimuli]
+    return read(columns.counts, _positions(stimuli).tolist())
+
+
 def outcomes_of(stimuli: Sequence[StimulusScore]) -> list[str]:
     """:attr:`StimulusScore.outcomes` of each stimulus, read from the table a block of
     stimuli at a time when they are one score's."""
-    columns = _shared_columns(stimuli)
-    if columns is None:
-        return [s.outcomes for s in stimuli]
-    return columns.counts.outcomes_of(_positions(stimuli).tolist())
+    return _together(stimuli, TableSummary.outcomes_of, attrgetter("outcomes"))
 
 
 def _trials_of(stimuli: Sequence[StimulusScore]) -> list[int]:
-    columns = _shared_columns(stimuli)
-    if columns is None:
-        return [s.trials for s in stimuli]
-    trials: list[int] = columns.counts.n[_positions(stimuli)].tolist()
-    return trials
+    return _together(stimuli, lambda counts, at: counts.n[at].tolist(), attrgetter("trials"))
 
 
 def in_trial_order(stimuli: Sequence[StimulusScore]) -> list[bool]:
@@ -399,18 +408,16 @@ def in_trial_order(stimuli: Sequence[StimulusScore]) -> list[bool]:
 def message_records_of(stimuli: Sequence[StimulusScore]) -> list[list[dict[str, Any]]]:
     """Each stimulus's messages as report entries (:meth:`TrialMessage.as_record`), read
     together."""
-    columns = _shared_columns(stimuli)
-    if columns is None:
-        return [[m.as_record() for m in s.messages] for s in stimuli]
-    return columns.counts.message_records_of(_positions(stimuli).tolist())
+    return _together(
+        stimuli,
+        TableSummary.message_records_of,
+        lambda s: [m.as_record() for m in s.messages],
+    )
 
 
 def scored_of(stimuli: Sequence[StimulusScore]) -> list[bool]:
     """Whether each stimulus has a score (:attr:`StimulusTrials.scored`), read together."""
-    columns = _shared_columns(stimuli)
-    if columns is None:
-        return [record.scored for record in stimulus_records(stimuli)]
-    return columns.counts.scored_of(_positions(stimuli).tolist())
+    return _together(stimuli, TableSummary.scored_of, lambda s: s._record.scored)
 
 
 def readings(

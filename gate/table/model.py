@@ -292,17 +292,12 @@ class TableSummary:
         """The report entries of the messages (``trial_messages``) of the stimuli at
         ``positions``, read together."""
         records = [self.records[i] for i in positions]
-        if not records:
-            return []
-        table = records[0]._table
-        return table._message_log.records_of([r._id for r in records], table)
+        return records[0]._table._message_records(records) if records else []
 
     def scored_of(self, positions: Sequence[int]) -> list[bool]:
         """Whether each stimulus at ``positions`` has a score (its record's ``scored``)."""
         records = [self.records[i] for i in positions]
-        if not records:
-            return []
-        return records[0]._table._scored_many(records)
+        return records[0]._table._scored_many(records) if records else []
 
     def take(self, rows: npt.NDArray[np.int64]) -> TableSummary:
         """The summary of the stimuli at ``rows`` (positions, in that order)."""
@@ -1456,6 +1451,10 @@ class TrialTable:
             return bool(self._c_scored[record._crow])
         self.flush()
         return record._row >= 0 and bool(self._scored[record._row])
+
+    def _message_records(self, records: Sequence[StimulusTrials]) -> list[list[dict[str, Any]]]:
+        """Each record's ``trial_messages`` as report entries (:meth:`_MessageLog.records_of`)."""
+        return self._message_log.records_of([r._id for r in records], self)
 
     def _scored_many(self, records: Sequence[StimulusTrials]) -> list[bool]:
         """:meth:`_is_scored` of every record, the slot rows' flags read at once."""

@@ -104,8 +104,12 @@ class ProvenancePacker:
     def fields(self, packed: int) -> tuple[str | None, int | None, str | None]:
         """The file, line and pointer of :meth:`unpack`'s Provenance (all None for none),
         without making it."""
-        if packed == 0:
-            return None, None, None
+        return (None, None, None) if packed == 0 else self._parts(packed)
+
+    def unpack(self, packed: int) -> Provenance | None:
+        return None if packed == 0 else Provenance(*self._parts(packed))
+
+    def _parts(self, packed: int) -> tuple[str, int | None, str | None]:
         source, position = (packed >> POS_BITS) - 1, packed & POS_MASK
         if source < 0:
             where = self._verbatim[position - 1]
@@ -114,17 +118,6 @@ class ProvenancePacker:
         if prefix is None:
             return file, position, None
         return file, None, f"{prefix}{position}"
-
-    def unpack(self, packed: int) -> Provenance | None:
-        if packed == 0:
-            return None
-        source, position = (packed >> POS_BITS) - 1, packed & POS_MASK
-        if source < 0:
-            return self._verbatim[position - 1]
-        file, prefix = self._sources[source]
-        if prefix is None:
-            return Provenance(file, position)
-        return Provenance(file, pointer=f"{prefix}{position}")
 
 
 @dataclass(frozen=True)
