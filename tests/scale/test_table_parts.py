@@ -119,6 +119,12 @@ def test_a_batch_decides_as_one_trial_at_a_time(tmp_path: Path, container: Any) 
             record["passed"] = rng.random() < 0.5
         if rng.random() < 0.1:
             record["status"] = "error"
+        if rng.random() < 0.15:  # a second key that needs a look, in other records
+            record["tags"] = [rng.choice(["x", "y"])]
+        if rng.random() < 0.7:  # usage: some records without any, one value not a number
+            record["metadata"] = rng.choice(
+                [{}, {"tokens": t}, {"duration_s": t / 2, "cost_usd": "free"}, {"model": "m"}]
+            )
         records.append(container(record))
     batched, single = TrialTable(), TrialTable()
     for table in (batched, single):
@@ -132,6 +138,16 @@ def test_a_batch_decides_as_one_trial_at_a_time(tmp_path: Path, container: Any) 
             other.indices, other.passed, other.scores, other.categories,
         )  # fmt: skip
         assert record.where == other.where and record.scored == other.scored
+        assert record.tags == other.tags and record.tags <= {"x", "y"}
+    assert batched.usage_dropped == single.usage_dropped > 0
+    assert sum(bool(r.tags) for r in batched.stimuli.values()) > 0
+    usage, alone = batched.usage("bar"), single.usage("bar")
+    assert usage is not None and alone is not None
+    for field in ("cost_usd", "duration_s", "tokens"):
+        column = getattr(usage, field)
+        np.testing.assert_array_equal(column, getattr(alone, field))
+        assert 0 < np.count_nonzero(np.isnan(column)) < column.size or field == "cost_usd"
+    assert np.isnan(usage.cost_usd).all()  # "free" is not a number: dropped, counted
 
 
 def test_usage_per_trial_for_a_suite_and_a_stimulus(write_jsonl: Any) -> None:
