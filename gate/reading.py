@@ -188,6 +188,17 @@ def line_blocks(
     Lines end at b"\\n" (kept); none may be longer than :data:`gate.limits.LINE_BYTES`, which
     is checked before such a line is ever held whole.
     """
+    for line_number, offset, data in text_blocks(handle, path, size, first_line):
+        yield line_number, offset, split_lines(data)
+
+
+def text_blocks(
+    handle: BinaryIO, path: str, size: int, first_line: int = 1
+) -> Iterator[tuple[int, int, bytes]]:
+    """(first line number, byte offset, text) for blocks of about ``size`` bytes of whole
+    lines, as :func:`line_blocks` gives them but not cut into lines (which a reader that
+    parses a block at once never needs): block ``i``'s lines are ``split_lines(text)``.
+    """
     maximum = limits.LINE_BYTES.value()
     line_number, offset = first_line, handle.tell()
     pending: list[bytes] = []  # the start of a line longer than a block, piece by piece
@@ -202,28 +213,46 @@ def line_blocks(
             pending_size += len(block)
         else:
             data = b"".join([*pending, block[:cut]]) if pending else block[:cut]
-            if b"\r" in data:  # bytes.splitlines would also end a line at a bare b"\r"
-                lines = [line + b"\n" for line in data[:-1].split(b"\n")]
-            else:
-                lines = data.splitlines(keepends=True)  # the same lines, three times faster
             # A line within one block, or completed by this one, is over the limit too when
             # the limit is below the block size (lines keep their b"\n", the limit counts the
             # line's own bytes).
-            if len(data) > maximum + 1 and max(map(len, lines)) > maximum + 1:
-                long = next(i for i, line in enumerate(lines) if len(line) > maximum + 1)
-                raise too_large(
-                    Provenance(path, line_number + long), limits.LINE_BYTES, None, "the line"
-                )
+            if len(data) > maximum + 1:
+                lines = split_lines(data)
+                if max(map(len, lines)) > maximum + 1:
+                    long = next(i for i, line in enumerate(lines) if len(line) > maximum + 1)
+                    raise too_large(
+                        Provenance(path, line_number + long), limits.LINE_BYTES, None, "the line"
+                    )
             pending, pending_size = (
                 ([block[cut:]], len(block) - cut) if cut < len(block) else ([], 0)
             )
-            yield line_number, offset, lines
-            line_number += len(lines)
+            yield line_number, offset, data
+            line_number += count_byte(data, b"\n")
             offset += len(data)
         if pending_size > maximum:
             raise too_large(Provenance(path, line_number), limits.LINE_BYTES, None, "the line")
     if pending:
-        yield line_number, offset, [b"".join(pending)]
+        yield line_number, offset, b"".join(pending)
+
+
+def count_byte(data: bytes, byte: bytes) -> int:
+    """How many times ``byte`` is in ``data``: numpy's count, five times faster than
+    ``bytes.count`` on a block (which goes a byte at a time for a one-byte needle)."""
+    if len(data) < 4096:
+        return data.count(byte)
+    import numpy as np
+
+    return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == ord(byte)))
+
+
+def split_lines(text: bytes) -> list[bytes]:
+    """The lines of ``text``, each with its b"\\n" (the last may have none): a b"\\r" ends no
+    line here, where ``bytes.splitlines`` would end one at a bare b"\\r"."""
+    if b"\r" not in text:
+        return text.splitlines(keepends=True)  # the same lines, three times faster
+    lines = [line + b"\n" for line in text.split(b"\n")]
+    last = lines.pop()  # what follows the last b"\n" (with a b"\n" added): b"\n" if nothing
+    return lines if last == b"\n" else [*lines, last[:-1]]
 
 
 class _Entries:

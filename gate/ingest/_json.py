@@ -22,16 +22,19 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, Final
 
 from gate import limits
 from gate.errors import InputError, Provenance
 from gate.reading import (
+    count_byte,
     json_depth_exceeds,
     json_values_exceed,
-    line_blocks,
     open_input,
     read_whole,
+    split_lines,
+    text_blocks,
     too_large,
 )
 
@@ -272,32 +275,40 @@ def _keys_unique(raw: bytes, values: Any) -> bool:
     if orjson is None:
         return False
     try:
-        count: int = orjson.dumps(values).count(b":")
+        count = count_byte(orjson.dumps(values), b":")
     except (orjson.JSONEncodeError, TypeError):  # nested past orjson's 254 levels: in doubt
         return False
     escaped = 0
-    if b"\\u003" in raw:
+    if b"\\" in raw and b"\\u003" in raw:  # a byte is found ten times faster than five
         escaped = sum(len(m) == 6 for m in _COLON_ESCAPE.findall(raw))
-    return raw.count(b":") + escaped == count
+    return count_byte(raw, b":") + escaped == count
 
 
-def fast_loads_lines(lines: Sequence[bytes], raw: bytes) -> list[Any] | None:
-    """Parse JSONL lines (``raw`` is their concatenation) with orjson; ``None`` when in doubt.
+def fast_loads_block(text: bytes) -> list[Any] | None:
+    """Parse a block of JSONL lines with orjson, one value per line; ``None`` when in doubt.
 
-    ``None`` for anything orjson refuses (blank lines, a byte order mark, a lone
-    surrogate, invalid UTF-8, a syntax error) and when a key may be duplicated;
-    the caller then reads the same lines with :func:`strict_lines`, which either
-    agrees or raises the located error. Note: orjson reads an integer beyond
-    64 bits as a float where ``json`` keeps the int; callers that use an integer
-    field check its type.
+    The block is parsed as one JSON array, a comma put before each line end: a third
+    faster than a call per line, and no list of lines to make. It is the same reading:
+    JSON allows no raw line end inside a string, so every line end stays between two
+    array items, and as many items as lines means one value on each line.
+
+    ``None`` for anything orjson refuses (a blank line, a byte order mark, a lone
+    surrogate, invalid UTF-8, a syntax error) and when a key may be duplicated; the
+    caller then reads the same lines with :func:`strict_lines`, which either agrees or
+    raises the located error. Note: orjson reads an integer beyond 64 bits as a float
+    where ``json`` keeps the int; callers that use an integer field check its type.
     """
-    if orjson is None or json_values_exceed(raw, limits.JSON_VALUES.value()):
+    if orjson is None or json_values_exceed(text, limits.JSON_VALUES.value()):
         return None  # the strict reader says which line is too big
+    ended = text.endswith(b"\n")
+    items = text.replace(b"\n", b",\n")
     try:
-        values = list(map(orjson.loads, lines))
+        values = orjson.loads(b"[" + (items[:-2] if ended else items) + b"]")
     except orjson.JSONDecodeError:
         return None
-    return values if _keys_unique(raw, values) else None
+    if len(values) != len(items) - len(text) + (not ended):  # a comma added per line end
+        return None
+    return values if _keys_unique(text, values) else None
 
 
 def strict_lines(path: str, first_line: int, lines: Sequence[bytes]) -> Iterator[tuple[int, Any]]:
@@ -314,15 +325,16 @@ def strict_lines(path: str, first_line: int, lines: Sequence[bytes]) -> Iterator
             yield line_number, loads(text.rstrip("\r\n"), Provenance(path, line_number))
 
 
-def line_chunks(path: str, size: int) -> Iterator[tuple[int, int, list[bytes]]]:
-    """(first line number, byte offset, lines) for successive chunks of about ``size`` bytes.
+def text_chunks(path: str, size: int) -> Iterator[tuple[int, int, bytes]]:
+    """(first line number, byte offset, text) for successive chunks of about ``size`` bytes
+    of whole lines (:func:`gate.reading.text_blocks`).
 
     Lines end at b"\\n" only; a chunk with a bare b"\\r" (which text mode would also
     end a line at) is the caller's to hand to :func:`iter_jsonl` from its offset. No line
     may be longer than :data:`gate.limits.LINE_BYTES`.
     """
     with open_input(path) as handle:
-        yield from line_blocks(handle, path, size)
+        yield from text_blocks(handle, path, size)
 
 
 def has_bare_cr(raw: bytes) -> bool:
@@ -340,9 +352,14 @@ class JsonlChunk:
     """
 
     first_line: int
-    lines: list[bytes]
+    text: bytes
     records: list[Any] | None
     strict: Iterable[tuple[int, Any]]
+
+    @cached_property
+    def lines(self) -> list[bytes]:
+        """The chunk's lines, each with its line end (cut once, when a reader first asks)."""
+        return split_lines(self.text)
 
 
 def jsonl_chunks(
@@ -354,16 +371,20 @@ def jsonl_chunks(
     which then goes the strict way. A bare ``\\r`` (a line end in text mode, not here)
     sends the rest of the file to the text-mode reader, numbered as it numbers lines.
     """
-    for first_line, offset, lines in line_chunks(path, size):
-        raw = b"".join(lines)
-        if has_bare_cr(raw):
-            yield JsonlChunk(first_line, lines, None, iter_jsonl(path, offset, first_line))
+    for first_line, offset, text in text_chunks(path, size):
+        if has_bare_cr(text):
+            yield JsonlChunk(first_line, text, None, iter_jsonl(path, offset, first_line))
             return
-        records = fast_loads_lines(lines, raw)
+        records = fast_loads_block(text)
         if records is not None and (accept is None or accept(records)):
-            yield JsonlChunk(first_line, lines, records, ())
+            yield JsonlChunk(first_line, text, records, ())
         else:
-            yield JsonlChunk(first_line, lines, None, strict_lines(path, first_line, lines))
+            yield JsonlChunk(first_line, text, None, _strict_text(path, first_line, text))
+
+
+def _strict_text(path: str, first_line: int, text: bytes) -> Iterator[tuple[int, Any]]:
+    """:func:`strict_lines` of ``text``'s lines, cut when the first is asked for."""
+    yield from strict_lines(path, first_line, split_lines(text))
 
 
 #: what :func:`decode_whole` gives for a text the strict parser refuses

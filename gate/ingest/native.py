@@ -21,6 +21,7 @@ from gate import limits
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest._json import (
+    JsonlChunk,
     iter_jsonl,
     jsonl_chunks,
     load_bytes,
@@ -143,16 +144,16 @@ def _read_jsonl(path: str, options: IngestOptions) -> Iterator[Record | TrialBat
             for line_number, record in chunk.strict:
                 yield from _strict_record(record, Provenance(path, line_number), default_suite)
         else:
-            yield from _reduce_chunk(
-                path, chunk.first_line, chunk.lines, chunk.records, default_suite
-            )
+            yield from _reduce_chunk(path, chunk, chunk.records, default_suite)
 
 
 def _reduce_chunk(
-    path: str, first_line: int, lines: list[bytes], records: list[Any], default_suite: str
+    path: str, chunk: JsonlChunk, records: list[Any], default_suite: str
 ) -> Iterator[Record | TrialBatch]:
     """Validate a parsed chunk (line ``first_line`` + i is record i) and yield it as batches."""
     import numpy as np
+
+    first_line = chunk.first_line
 
     # A valid record without a trial index is a suite declaration (-1 here).
     try:
@@ -180,7 +181,8 @@ def _reduce_chunk(
             return
         # Record ``end`` is invalid (validate raises the located error), has a doubtful trial
         # index, or the validators disagree: the strict reading of its line decides.
-        for line_number, record in strict_lines(path, first_line + end, lines[end : end + 1]):
+        line = chunk.lines[end : end + 1]
+        for line_number, record in strict_lines(path, first_line + end, line):
             yield from _strict_record(record, Provenance(path, line_number), default_suite)
         start = end + 1
 

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gate import limits
 from gate.errors import InputError, Provenance
@@ -47,6 +47,9 @@ from gate.ingest.values import (
 )
 from gate.reading import open_input, too_large
 from gate.trials import DEFAULT_SUITE, Status, Trial, TrialColumns
+
+if TYPE_CHECKING:
+    from gate.ingest._json import JsonlChunk
 
 _STATUS: dict[str, Status] = {
     "ok": "ok",
@@ -655,16 +658,16 @@ def _block_rows(source: _CsvFile, text: str, first_line: int) -> list[Trial] | N
         return None
 
 
-def _jsonl_chunks(path: str) -> Iterator[tuple[int, list[Any], list[bytes] | None]]:
-    """(first line, records, the lines when orjson parsed them) of each chunk: orjson when
+def _jsonl_chunks(path: str) -> Iterator[tuple[int, list[Any], JsonlChunk | None]]:
+    """(first line, records, the chunk when orjson parsed them) of each chunk: orjson when
     certain, else the strict parser, which words any error. orjson reads an integer past
     64 bits as a float where ``json`` keeps the int: whoever reads such a value as text
-    reads ``lines`` again strictly (:func:`_strictly`)."""
+    reads the chunk's lines again strictly (:func:`_strictly`)."""
     from gate.ingest._json import jsonl_chunks
 
     for chunk in jsonl_chunks(path, 1 << 20):
         if chunk.records is not None:
-            yield chunk.first_line, chunk.records, chunk.lines
+            yield chunk.first_line, chunk.records, chunk
             continue
         records: list[Any] = []
         first = 0
@@ -679,13 +682,13 @@ def _jsonl_chunks(path: str) -> Iterator[tuple[int, list[Any], list[bytes] | Non
             yield first, records, None
 
 
-def _strictly(path: str, first_line: int, lines: list[bytes] | None, records: list[Any]) -> Any:
+def _strictly(path: str, first_line: int, chunk: JsonlChunk | None, records: list[Any]) -> Any:
     """The records of a chunk as the strict parser reads them."""
     from gate.ingest._json import strict_lines
 
-    if lines is None:
+    if chunk is None:
         return records
-    return [record for _, record in strict_lines(path, first_line, lines)]
+    return [record for _, record in strict_lines(path, first_line, chunk.lines)]
 
 
 def _big_float(values: list[Any]) -> bool:
@@ -702,7 +705,7 @@ def read_jsonl(path: str, options: IngestOptions) -> Iterator[Record | TrialColu
     mapping = _column_map(options, None, Provenance(path))
     unseen = set(options.column_map.values())
     order = Appearance()
-    for first_line, records, lines in _jsonl_chunks(path):
+    for first_line, records, chunk in _jsonl_chunks(path):
         if set(map(type, records)) <= {dict}:
             get = _JsonColumns(records)
             try:
@@ -722,7 +725,7 @@ def read_jsonl(path: str, options: IngestOptions) -> Iterator[Record | TrialColu
                 unseen = {c for c in unseen if _all_missing(get(c) or [])}
                 yield columns
                 continue
-        for offset, record in enumerate(_strictly(path, first_line, lines, records)):
+        for offset, record in enumerate(_strictly(path, first_line, chunk, records)):
             where = Provenance(path, first_line + offset)
             if not isinstance(record, dict):
                 raise InputError("line is not a JSON object", where, found=type(record).__name__)

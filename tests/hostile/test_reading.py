@@ -13,12 +13,15 @@ from gate.errors import ConfigError, InputError
 from gate.ingest import look_alike_names
 from gate.reading import (
     confined_to,
+    count_byte,
     json_depth_exceeds,
     json_values_exceed,
     line_blocks,
     match_glob,
     open_input,
     read_whole,
+    split_lines,
+    text_blocks,
     walk_folder,
 )
 
@@ -102,6 +105,28 @@ def test_lines_are_cut_in_blocks_and_a_long_line_is_refused_before_it_is_whole(
         assert [line for _, _, lines in line_blocks(handle, str(path), 1024) for line in lines] == [
             b"ok\n", b"xxxx\n", b"yy"
         ]
+
+
+def test_text_blocks_are_line_blocks_uncut_and_number_lines_alike(tmp_path: Path) -> None:
+    """A bare CR ends no line in either (the JSONL readers hand such a block on); numbering
+    counts line ends the same way in blocks too big for ``bytes.count``."""
+    path = tmp_path / "r.jsonl"
+    body = b"a\r\nb\rc\n" + b"x,y\n" * 3000 + b"\n\r\n" + b"z" * 5000 + b"\nlast\r"
+    path.write_bytes(body)
+    for size in (3, 64, 10_000, 1 << 20):
+        with open_input(str(path)) as handle:
+            cut = list(line_blocks(handle, str(path), size))
+        with open_input(str(path)) as handle:
+            whole = list(text_blocks(handle, str(path), size))
+        assert [(n, at, split_lines(text)) for n, at, text in whole] == cut
+        assert b"".join(text for _, _, text in whole) == body
+        lines = [line for _, _, block in cut for line in block]
+        assert lines[:3] == [b"a\r\n", b"b\rc\n", b"x,y\n"] and lines[-1] == b"last\r"
+        assert len(lines) == 2 + 3000 + 2 + 2 and cut[-1][0] + len(cut[-1][2]) - 1 == len(lines)
+    assert split_lines(b"") == [] and split_lines(b"\r") == [b"\r"]
+    for data in (b"", b"::", body, body * 7):
+        assert count_byte(data, b"\n") == data.count(b"\n")
+        assert count_byte(data, b":") == data.count(b":")
 
 
 def _tree(root: Path) -> None:

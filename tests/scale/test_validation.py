@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from gate import schemas
-from gate.ingest._json import _keys_unique, fast_loads_lines
+from gate.ingest._json import _keys_unique, fast_loads_block
 from tests.scale.conftest import random_record
 
 pytest.importorskip("jsonschema_rs")
@@ -96,7 +96,7 @@ def test_both_validators_agree_on_valid_and_mutated_records() -> None:
 )
 def test_a_duplicate_key_never_passes_the_fast_parser(text: str) -> None:
     raw = text.encode()
-    assert fast_loads_lines([raw], raw) is None
+    assert fast_loads_block(raw) is None
     with pytest.raises(ValueError):
         json.loads(text, object_pairs_hook=_refuse_duplicates)
 
@@ -107,7 +107,7 @@ def test_a_duplicate_key_never_passes_the_fast_parser(text: str) -> None:
 )
 def test_colons_inside_strings_do_not_fool_the_key_count(text: str) -> None:
     raw = text.encode()
-    assert fast_loads_lines([raw], raw) == [json.loads(text)]
+    assert fast_loads_block(raw) == [json.loads(text)]
     assert _keys_unique(raw, json.loads(text))
 
 
@@ -146,7 +146,7 @@ def test_the_key_count_is_exact_with_escaped_colons_and_backslashes() -> None:
         kept += unique and b"\\u003" in raw
     assert kept > 1000  # texts with an escaped colon-like sequence do take the fast path
     raw = b'{"a": "<b>\\u003c/b>", "k\\u003ay": 1}'  # Go's escaped '<', an escaped colon
-    assert fast_loads_lines([raw], raw) == [{"a": "<b></b>", "k:y": 1}]
+    assert fast_loads_block(raw) == [{"a": "<b></b>", "k:y": 1}]
 
 
 def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -167,3 +167,40 @@ def test_values_json_has_no_word_for_fall_back_to_jsonschema() -> None:
         assert schemas.first_invalid([instance], "config") == 0
         with pytest.raises(InputError, match=r"c\.yml"):
             schemas.validate(instance, "config", Provenance("c.yml"))
+
+
+#: Pieces of JSONL lines: whole values, and the ways a block parsed at once could go wrong
+#: (two values on a line, a string open across a line end, blank lines, a BOM, a bare comma).
+LINE_PIECES = [
+    '{"a": 1}', '{"a": "x, y"}', '[1, 2]', '"s"', "3", "null", '{"k:": ["]", "}"]}',
+    '{"a": 1}, {"b": 2}', '{"a": 1} {"b": 2}', '{"a": "open', 'closed"}', "", "   ", ",",
+    "\ufeff{}", '{"a": 1,', '"b": 2}', "[", "]", '{"a": 1, "a": 2}', '{"a": 1}\r',
+]  # fmt: skip
+
+
+def test_a_block_parsed_at_once_is_its_lines_parsed_one_by_one() -> None:
+    """The block parse (one JSON array) gives each line's value exactly when every line holds
+    one value (the strict reading agrees), and None otherwise: never a value that straddles
+    two lines or shares one."""
+    rng = random.Random(20261127)
+    parsed = refused = 0
+    for _ in range(4000):
+        lines = [rng.choice(LINE_PIECES) for _ in range(rng.randint(1, 5))]
+        if rng.random() < 0.8:  # mostly whole values: the fast path is then taken
+            lines = [rng.choice(LINE_PIECES[:7]) for _ in lines]
+        text = "\n".join(lines) + ("\n" if rng.random() < 0.7 else "")
+        got = fast_loads_block(text.encode())
+        lines = text.split("\n")[: -1 if text.endswith("\n") else None]  # as a file has them
+        try:
+            expected = [json.loads(line, object_pairs_hook=_refuse_duplicates) for line in lines]
+        except ValueError:  # a line that is not one JSON value (or repeats a key)
+            assert got is None, text
+            refused += 1
+            continue
+        if got is None:  # in doubt is allowed only where the strict reader would also decide
+            assert "\ufeff" in text or '"a": 1, "a": 2' in text, text
+            refused += 1
+            continue
+        assert got == expected, text
+        parsed += 1
+    assert parsed > 2500 and refused > 500
