@@ -109,3 +109,37 @@ def test_trials_added_one_by_one_in_any_order_give_the_same_table() -> None:
     assert score_table(forward).stimuli == tuple(
         sorted(score_table(backward).stimuli, key=lambda s: int(s.name[1:]))
     )
+
+
+def test_stimuli_without_counted_trials_are_left_out_and_k_is_bounded_by_the_fewest() -> None:
+    """score_table's bookkeeping, by hand: 'skip' (all skipped) and 'broke' (all errored,
+    errors excluded) are left out, named, with their counts; k over the fewest counted
+    trials names the first stimulus that has fewer; no counted trial at all is an error."""
+    from gate.errors import ConfigError
+    from gate.scoring import NotScored
+
+    table = TrialTable()
+    table.extend(
+        [Trial(stimulus="a", trial=t, passed=t % 2 == 0) for t in range(4)]
+        + [Trial(stimulus="skip", trial=t, status="skipped") for t in range(3)]
+        + [Trial(stimulus="b", trial=t, passed=True) for t in range(2)]
+        + [Trial(stimulus="b", trial=2, status="error")]
+        + [Trial(stimulus="broke", trial=t, status="error") for t in range(2)]
+    )
+    suite = score_table(table, errors="exclude")
+    assert [s.name for s in suite.stimuli] == ["a", "b"] and suite.k == 2
+    assert suite.not_scored == ("skip", "broke")
+    assert suite.left_out == (
+        NotScored("default", "skip", 3, 0),
+        NotScored("default", "broke", 0, 2),
+    )
+    with pytest.raises(
+        ConfigError, match=r"k = 3 exceeds the 2 counted trials of stimulus 'b'; choose k ≤ 2"
+    ):
+        score_table(table, errors="exclude", k=3)
+    with pytest.raises(ConfigError, match=r"the 2 counted trials of stimulus 'broke'"):
+        score_table(table, errors="fail", k=3)  # b's error counts (3 trials); broke's 2 do
+    only_skipped = TrialTable()
+    only_skipped.extend([Trial(stimulus="skip", trial=0, status="skipped")])
+    with pytest.raises(ConfigError, match="no stimulus has a counted trial"):
+        score_table(only_skipped)
