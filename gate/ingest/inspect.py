@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest.archive import Archive
+from gate.ingest.blocks import BLOCK_TRIALS, Rows
 from gate.ingest.duplicates import parse_time
 from gate.ingest.jsonstream import STREAMED, JsonStream
 from gate.ingest.values import (
@@ -53,7 +54,7 @@ from gate.ingest.values import (
     warn,
 )
 from gate.reading import read_head
-from gate.trials import DEFAULT_SUITE, Status, Trial
+from gate.trials import DEFAULT_SUITE, Status, Trial, TrialColumns
 
 _JOURNAL_SUMMARY = re.compile(r"^_journal/summaries/(\d+)\.json$")
 
@@ -91,9 +92,9 @@ class _Samples:
         # Parsed JSON objects are dicts: exact type tests, far cheaper than isinstance(Mapping).
         sample_id = sample.get("id") if type(sample) is dict else None
         epoch: Any = sample.get("epoch") if sample_id is not None else None
-        if not (
-            (type(sample_id) is str and sample_id) or type(sample_id) is int
-        ) or not (type(epoch) is int and epoch >= 1):
+        if not ((type(sample_id) is str and sample_id) or type(sample_id) is int) or not (
+            type(epoch) is int and epoch >= 1
+        ):
             _check_sample(sample, where)  # says what is wrong
         scores = sample.get("scores")
         reduced: dict[str, tuple[Any, Any] | None] | None = None
@@ -141,7 +142,7 @@ class _Samples:
                 self.add(sample, Provenance(stream.source, None, f"{piece.pointer}/{position}"))
 
 
-def read(path: str, options: IngestOptions) -> Iterator[Record]:
+def read(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
     """Read an Inspect ``.eval`` archive or ``.json`` log (told apart by content)."""
     if read_head(path, 4).startswith(b"PK"):
         header, samples = _read_eval(path)
@@ -307,9 +308,7 @@ def _named(entries: Any, where: Provenance, field: str = "name") -> list[Any]:
         return []
     if not isinstance(entries, list):
         raise InputError("not an array of scorers", where, found=json_found(entries))
-    return [
-        entry.get(field, entry.get("name")) for entry in entries if isinstance(entry, Mapping)
-    ]
+    return [entry.get(field, entry.get("name")) for entry in entries if isinstance(entry, Mapping)]
 
 
 class _Choice(NamedTuple):
@@ -351,9 +350,7 @@ def _choose_scorer(
     names = _scorer_names(path, header, samples)
     keys = samples.keys
     # What --scorer can name: each scorer, or each key of a dict-valued one.
-    choices = [
-        _Choice(name, key) for name in names for key in keys.get(name, [None])
-    ]
+    choices = [_Choice(name, key) for name in names for key in keys.get(name, [None])]
     if options.scorer is not None:
         return _given_choice(path, options.scorer, names, keys, choices)
     if not names:
@@ -416,19 +413,60 @@ def _error_message(error: Any) -> str | None:
     return message_text(str(error)) if error else None
 
 
-def _undecided(
-    sample: _Sample, suite: str, status: Status, message: str | None, metadata: dict[str, Any]
-) -> Trial:
-    """A trial that no score decides (errored, invalidated or unscored), with why."""
-    return Trial(
-        stimulus=sample.stimulus,
-        trial=sample.epoch - 1,
-        suite=suite,
-        status=status,
-        message=message,
-        metadata=metadata,
-        provenance=sample.where,
-    )
+class _SampleRows:
+    """Decided samples handed to the table as columns (:class:`~gate.ingest.blocks.Rows`) a
+    block at a time: a ``Trial`` per sample, added one by one, was two fifths of reading a
+    100,000-sample log. A block holds the elements of one array (its source and JSON
+    pointer); a sample found elsewhere is handed on alone, as a Trial."""
+
+    USAGE = ("duration_s", "tokens")
+
+    def __init__(self, suite: str) -> None:
+        self.suite = suite
+        self.rows: Rows | None = None
+
+    def add(
+        self,
+        sample: _Sample,
+        status: Status,
+        passed: bool | None,
+        score: float | None,
+        message: str | None,
+        metadata: dict[str, Any],
+    ) -> Iterator[Trial | TrialColumns]:
+        where = sample.where
+        head, _, tail = (where.pointer or "").rpartition("/")
+        if where.line is not None or not (
+            tail.isdigit() and tail.isascii() and str(int(tail)) == tail
+        ):
+            yield from self.flush()
+            yield Trial(
+                stimulus=sample.stimulus,
+                trial=sample.epoch - 1,
+                suite=self.suite,
+                status=status,
+                passed=passed,
+                score=score,
+                message=message,
+                metadata=metadata,
+                provenance=where,
+            )
+            return
+        rows = self.rows
+        if rows is None or rows.file != where.file or rows.pointer != head:
+            yield from self.flush()
+            rows = self.rows = Rows(where.file, self.USAGE, pointer=head)
+        rows.rows.append(
+            (int(tail), sample.stimulus, self.suite, sample.epoch - 1, status, passed, score,
+             message, *map(metadata.get, self.USAGE))
+        )  # fmt: skip
+        if len(rows) >= BLOCK_TRIALS:
+            yield rows.columns()
+
+    def flush(self) -> Iterator[TrialColumns]:
+        """The rows gathered so far, if any."""
+        if self.rows:
+            yield self.rows.columns()
 
 
 def _invalidation_message(invalidation: Any) -> str:
@@ -483,7 +521,7 @@ def _check_sample(sample: Any, where: Provenance) -> None:
 
 def _trials(
     path: str, header: Mapping[str, Any], samples: _Samples, options: IngestOptions
-) -> Iterator[Trial]:
+) -> Iterator[Trial | TrialColumns]:
     raw_evaluation = header.get("eval")
     evaluation: Mapping[str, Any] = raw_evaluation if isinstance(raw_evaluation, Mapping) else {}
     task = evaluation.get("task")
@@ -502,56 +540,55 @@ def _trials(
     threshold = 1.0 if options.pass_threshold is None else options.pass_threshold
     model = evaluation.get("model")
     outside = unscored = invalidated = 0
-    for sample in samples.latest.values():
-        metadata = sample.metadata
-        if isinstance(model, str):
-            metadata["model"] = model
-        if sample.invalidation is not None:
-            # Void, as Inspect treats it (eval-set and eval-retry run it again, as an errored
-            # sample): neither a pass nor a failure, and not an error of the agent's either.
-            invalidated += 1
-            yield _undecided(sample, suite, "skipped", sample.invalidation, metadata)
-            continue
-        if sample.error is not None:
-            yield _undecided(sample, suite, "error", sample.error, metadata)
-            continue
-        scores = sample.scores
-        score = scores.get(scorer) if scores is not None else None
-        if score is None:
-            available = ", ".join(map(repr, scores)) if scores else ""
-            raise InputError(
-                f"sample {sample.stimulus!r} epoch {sample.epoch} has no score from {scorer!r}",
-                sample.where,
-                expected=f"a {scorer!r} score (or choose another scorer with --scorer)",
-                found=f"scores {available}" if available else "no scores",
-            )
-        raw, explanation = score
-        if key is not None and not _unscored(raw):
-            raw = _value_at(raw, scorer, key, sample.where)
-        if _unscored(raw):
-            # Inspect's "unscored" marker (Score.unscored(), a grader whose grade could not
-            # be parsed): it leaves the sample out of the scorer's metrics, so the trial is
-            # skipped, neither a pass nor a failure.
-            unscored += 1
-            unscored_by = f"unscored by {label!r}" + (f": {explanation}" if explanation else "")
-            yield _undecided(
-                sample, suite, "skipped", message_text(unscored_by), {**metadata, "scorer": label}
-            )
-            continue
-        value = value_to_float(raw, sample.where, label)
-        outside += not 0.0 <= value <= 1.0
-        metadata.update(scorer=label, value=raw)
-        passed = value >= threshold
-        yield Trial(
-            stimulus=sample.stimulus,
-            trial=sample.epoch - 1,
-            suite=suite,
-            passed=passed,
-            score=clip_unit(value),
-            message=None if passed else message_text(explanation),
-            metadata=metadata,
-            provenance=sample.where,
-        )
+    rows = _SampleRows(suite)
+    try:
+        for sample in samples.latest.values():
+            metadata = sample.metadata
+            if isinstance(model, str):
+                metadata["model"] = model
+            if sample.invalidation is not None:
+                # Void, as Inspect treats it (eval-set and eval-retry run it again, as an
+                # errored sample): neither a pass nor a failure, nor an error of the agent's.
+                invalidated += 1
+                yield from rows.add(sample, "skipped", None, None, sample.invalidation, metadata)
+                continue
+            if sample.error is not None:
+                yield from rows.add(sample, "error", None, None, sample.error, metadata)
+                continue
+            scores = sample.scores
+            score = scores.get(scorer) if scores is not None else None
+            if score is None:
+                available = ", ".join(map(repr, scores)) if scores else ""
+                raise InputError(
+                    f"sample {sample.stimulus!r} epoch {sample.epoch} has no score from {scorer!r}",
+                    sample.where,
+                    expected=f"a {scorer!r} score (or choose another scorer with --scorer)",
+                    found=f"scores {available}" if available else "no scores",
+                )
+            raw, explanation = score
+            if key is not None and not _unscored(raw):
+                raw = _value_at(raw, scorer, key, sample.where)
+            if _unscored(raw):
+                # Inspect's "unscored" marker (Score.unscored(), a grader whose grade could
+                # not be parsed): it leaves the sample out of the scorer's metrics, so the
+                # trial is skipped, neither a pass nor a failure.
+                unscored += 1
+                unscored_by = f"unscored by {label!r}" + (f": {explanation}" if explanation else "")
+                metadata = {**metadata, "scorer": label}
+                yield from rows.add(
+                    sample, "skipped", None, None, message_text(unscored_by), metadata
+                )
+                continue
+            value = value_to_float(raw, sample.where, label)
+            outside += not 0.0 <= value <= 1.0
+            metadata.update(scorer=label, value=raw)
+            passed = value >= threshold
+            message = None if passed else message_text(explanation)
+            yield from rows.add(sample, "ok", passed, clip_unit(value), message, metadata)
+    except InputError:  # the samples before the faulty one first, as one by one
+        yield from rows.flush()
+        raise
+    yield from rows.flush()
     if invalidated:
         warn(
             path,

@@ -6,6 +6,7 @@ The fixtures were written by inspect-ai 0.3.285 running tests/ingest/inspect_tas
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
@@ -411,9 +412,7 @@ def test_null_scores_written_for_nan_by_some_inspect_versions_are_unscored_too(
     assert load_one(archived).outcomes() == MATCH
 
 
-def test_pieces_with_nan_are_parsed_whole(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_pieces_with_nan_are_parsed_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every sample with a NaN: each piece goes to the decoder that reads NaN in one call, never
     element by element (which scans the buffer for each element's end: 2,000 samples took 8 s,
     50,000 over ten minutes)."""
@@ -729,3 +728,84 @@ def test_invalidated_samples_of_an_eval_archive_are_read_from_its_full_samples(
     assert loaded.counts() == (20, 12, 0, 2)
     assert len(streamed) == 21 and streamed[0] == "summaries.json"  # and the 20 samples
     assert any("2 trial(s) were invalidated after the run" in w for w in loaded.warnings)
+
+
+def test_samples_reach_the_table_as_columns_in_order_with_their_places() -> None:
+    """The decided samples are handed on as blocks of columns, one per array they are
+    elements of, and alone (as a Trial) where their place is no array element: expanded
+    row by row, the same trials, places and usage in the same order as one Trial each."""
+    from gate.ingest.blocks import BLOCK_TRIALS
+    from gate.ingest.inspect import _Sample, _SampleRows
+    from gate.trials import Trial, TrialColumns
+
+    places = [Provenance("a.eval", pointer=f"/{i}") for i in range(BLOCK_TRIALS + 5)]
+    places += [Provenance("a.eval", pointer="/x"), Provenance("a.eval", line=3)]
+    places += [Provenance("b.json", pointer=f"/samples/{i}") for i in range(3)]
+    places += [Provenance("a.eval", pointer=f"/{i}") for i in (7, 8)]
+    rows = _SampleRows("suite")
+    given: list[Trial] = []
+    out: list[Any] = []
+    for i, where in enumerate(places):
+        sample = _Sample(f"s{i % 40}", i // 40 + 1, None, None, {"tokens": i}, where)
+        status = ("ok", "error", "skipped")[i % 3]
+        passed, score = (i % 2 == 0, (i % 10) / 10) if status == "ok" else (None, None)
+        message = None if passed else f"m{i}"
+        metadata = {"tokens": i, "duration_s": i / 4 if i % 5 else None, "model": "m"}
+        out.extend(rows.add(sample, status, passed, score, message, metadata))  # type: ignore[arg-type]
+        given.append(
+            Trial(stimulus=sample.stimulus, trial=sample.epoch - 1, suite="suite", status=status,  # type: ignore[arg-type]
+                  passed=passed, score=score, message=message, provenance=where,
+                  metadata={k: v for k, v in metadata.items() if k != "model" and v is not None})
+        )  # fmt: skip
+    out.extend(rows.flush())
+    kinds = [type(item).__name__ for item in out]
+    assert kinds == [
+        "TrialColumns",
+        "TrialColumns",
+        "Trial",
+        "Trial",
+        "TrialColumns",
+        "TrialColumns",
+    ]
+    assert [len(item) for item in out if isinstance(item, TrialColumns)] == [BLOCK_TRIALS, 5, 3, 2]
+    expanded = [
+        trial
+        for item in out
+        for trial in (
+            [item.trial_at(i) for i in range(len(item))]
+            if isinstance(item, TrialColumns)
+            else [item]
+        )
+    ]
+
+    def usage_only(trial: Trial) -> Trial:  # the table keeps no other metadata
+        kept = {k: v for k, v in trial.metadata.items() if k in ("tokens", "duration_s")}
+        return dataclasses.replace(trial, metadata=kept)
+
+    assert [usage_only(t) for t in expanded] == [usage_only(t) for t in given]
+
+
+def test_a_sample_without_its_score_is_an_error_after_the_samples_before_it(tmp_path: Path) -> None:
+    """A sample lacking the chosen scorer's score is an exit-2 error naming it; the samples
+    read before it reach the table first, so an earlier sample's own error (here 'easy',
+    given as counts too) is the one raised, as when samples were added one at a time."""
+    from gate.ingest import IngestOptions, load
+
+    document = json.loads((INSPECT / "mock_reliability.json").read_text())
+    last = document["samples"][-1]
+    del last["scores"]["match"]
+    log = tmp_path / "log.json"
+    log.write_text(json.dumps(document))
+    with pytest.warns(UserWarning), pytest.raises(InputError, match="has no score") as alone:
+        load([str(log)], IngestOptions())
+    assert f"sample {str(last['id'])!r} epoch {last['epoch']}" in str(alone.value)
+    assert "has no score from 'match'" in str(alone.value) and "at /samples/19" in str(alone.value)
+    counts = tmp_path / "counts.jsonl"
+    counts.write_text(
+        '{"type": "suite", "schema_version": "1.0", "suite": "mock_reliability"}\n'
+        '{"suite": "mock_reliability", "stimulus": "easy", "n": 4, "c": 4}\n'
+    )
+    with pytest.warns(UserWarning), pytest.raises(InputError) as first:
+        load([str(counts), str(log)], IngestOptions())
+    assert "stimulus 'easy'" in str(first.value) and "at /samples/2" in str(first.value)
+    assert "has no score" not in str(first.value)
