@@ -33,6 +33,17 @@ class Provenance:
             where += f" at {self.pointer}"
         return where
 
+    def element(self) -> tuple[str, int] | None:
+        """(the array's pointer, the index) when this is the place of an array element: a
+        pointer, no line, ending in an index written as JSON pointers write one
+        ("/stimuli/3/trials/7" → ("/stimuli/3/trials", 7)); else None."""
+        if self.line is not None or not self.pointer:
+            return None
+        head, _, tail = self.pointer.rpartition("/")
+        if len(tail) < 19 and tail.isdigit() and str(int(tail)) == tail:
+            return head, int(tail)
+        return None
+
 
 class EvalGateError(Exception):
     """Base class of every error caused by input, configuration or usage (exit code 2)."""

@@ -435,10 +435,8 @@ class _SampleRows:
         metadata: dict[str, Any],
     ) -> Iterator[Trial | TrialColumns]:
         where = sample.where
-        head, _, tail = (where.pointer or "").rpartition("/")
-        if where.line is not None or not (
-            tail.isdigit() and tail.isascii() and str(int(tail)) == tail
-        ):
+        element = where.element()
+        if element is None:
             yield from self.flush()
             yield Trial(
                 stimulus=sample.stimulus,
@@ -453,11 +451,12 @@ class _SampleRows:
             )
             return
         rows = self.rows
-        if rows is None or rows.file != where.file or rows.pointer != head:
+        array, index = element
+        if rows is None or rows.file != where.file or rows.pointer != array:
             yield from self.flush()
-            rows = self.rows = Rows(where.file, self.USAGE, pointer=head)
+            rows = self.rows = Rows(where.file, self.USAGE, pointer=array)
         rows.rows.append(
-            (int(tail), sample.stimulus, self.suite, sample.epoch - 1, status, passed, score,
+            (index, sample.stimulus, self.suite, sample.epoch - 1, status, passed, score,
              message, *map(metadata.get, self.USAGE))
         )  # fmt: skip
         if len(rows) >= BLOCK_TRIALS:

@@ -60,14 +60,12 @@ class ProvenancePacker:
             source = self.source(where.file, None)
             if source < MAX_SOURCES:
                 return (source + 1) << POS_BITS | where.line
-        elif where.pointer and where.line is None:
+        elif (element := where.element()) is not None and element[1] <= POS_MASK:
             # "/stimuli/3/trials/7" → source ("/stimuli/3/trials/") and position 7, so that
             # the sources grow with stimuli, not trials.
-            head, _, tail = where.pointer.rpartition("/")
-            if tail.isdigit() and str(int(tail)) == tail and int(tail) <= POS_MASK:
-                source = self.source(where.file, head + "/")
-                if source < MAX_SOURCES:
-                    return (source + 1) << POS_BITS | int(tail)
+            source = self.source(where.file, element[0] + "/")
+            if source < MAX_SOURCES:
+                return (source + 1) << POS_BITS | element[1]
         self._verbatim.append(where)
         return len(self._verbatim)
 

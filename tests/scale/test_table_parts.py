@@ -385,3 +385,34 @@ def test_new_stimuli_from_columns_get_rows_as_one_by_one(coded: bool) -> None:
         mixed.add(columns(["fresh", "n7"], [0, 0], 10))
     assert caught.value.where == Provenance("r.csv", 11)
     assert ("s", "fresh") in mixed.stimuli
+
+
+def test_an_array_elements_place_is_packed_by_its_array_and_index() -> None:
+    """Provenance.element, which the packer and the Inspect reader share: an index only as
+    a JSON pointer writes one (no sign, no leading zero, ASCII), and no line beside it."""
+    from gate.errors import Provenance
+    from gate.table.store import POS_BITS, POS_MASK, ProvenancePacker
+
+    cases = {
+        Provenance("f", pointer="/stimuli/3/trials/7"): ("/stimuli/3/trials", 7),
+        Provenance("f", pointer="summaries.json#/12"): ("summaries.json#", 12),
+        Provenance("f", pointer="/0"): ("", 0),
+        Provenance("f", pointer="/07"): None,
+        Provenance("f", pointer="/-1"): None,
+        Provenance("f", pointer="/٣"): None,  # an Arabic-Indic digit
+        Provenance("f", pointer="/x"): None,
+        Provenance("f", pointer="/" + "9" * 5000): None,  # no int() of 5,000 digits
+        Provenance("f", pointer=""): None,
+        Provenance("f", 3): None,
+        Provenance("f", 3, "/4"): None,
+    }
+    for where, element in cases.items():
+        assert where.element() == element, where
+    packer = ProvenancePacker()
+    for where in [*cases, Provenance("f", pointer=f"/a/{POS_MASK + 1}")]:
+        assert packer.unpack(packer.pack(where)) == where
+    # Kept whole: the seven places that are no element or line, and an index past POS_MASK.
+    assert len(packer._verbatim) == 8
+    # Elements of one array share one source: 1,000 of them add one.
+    packed = [packer.pack(Provenance("g", pointer=f"/s/{i}")) for i in range(1000)]
+    assert len({p >> POS_BITS for p in packed}) == 1 and len(packer._verbatim) == 8
