@@ -17,7 +17,7 @@ where the record gives none).
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from gate.errors import InputError
 from gate.trials import TrialColumns
@@ -52,6 +52,11 @@ class Rows:
     def __len__(self) -> int:
         return len(self.rows)
 
+    def flush(self) -> Iterator[TrialColumns]:
+        """The rows gathered so far as one block of columns, if there are any."""
+        if self.rows:
+            yield self.columns()
+
     def columns(self, suite: str | None = None) -> TrialColumns:
         """The rows gathered so far as columns (every row in suite ``suite`` when given), and
         none left."""
@@ -75,13 +80,18 @@ class Rows:
         )
 
 
-def flushed_first(rows: Rows, blocks: Iterator[T]) -> Generator[T | TrialColumns, None, None]:
+class Pending(Protocol):
+    """Rows gathered and not yet handed on (:class:`Rows`, or a reader's several of them)."""
+
+    def flush(self) -> Iterator[TrialColumns]: ...
+
+
+def flushed_first(pending: Pending, blocks: Iterator[T]) -> Generator[T | TrialColumns, None, None]:
     """``blocks``, and when it raises an :class:`InputError`, first the rows read before the
     faulty record: the table then raises an earlier trial's error (a duplicate) before it, as
     it would had the trials come one by one."""
     try:
         yield from blocks
     except InputError:
-        if rows.rows:
-            yield rows.columns()
+        yield from pending.flush()
         raise

@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 from gate.errors import InputError, Provenance
 from gate.ingest import IngestOptions, Record
 from gate.ingest.archive import Archive
-from gate.ingest.blocks import BLOCK_TRIALS, Rows
+from gate.ingest.blocks import BLOCK_TRIALS, Rows, flushed_first
 from gate.ingest.duplicates import parse_time
 from gate.ingest.jsonstream import STREAMED, JsonStream
 from gate.ingest.values import (
@@ -464,8 +464,8 @@ class _SampleRows:
 
     def flush(self) -> Iterator[TrialColumns]:
         """The rows gathered so far, if any."""
-        if self.rows:
-            yield self.rows.columns()
+        if self.rows is not None:
+            yield from self.rows.flush()
 
 
 def _invalidation_message(invalidation: Any) -> str:
@@ -540,7 +540,9 @@ def _trials(
     model = evaluation.get("model")
     outside = unscored = invalidated = 0
     rows = _SampleRows(suite)
-    try:
+
+    def decided() -> Iterator[Trial | TrialColumns]:
+        nonlocal outside, unscored, invalidated
         for sample in samples.latest.values():
             metadata = sample.metadata
             if isinstance(model, str):
@@ -584,9 +586,8 @@ def _trials(
             passed = value >= threshold
             message = None if passed else message_text(explanation)
             yield from rows.add(sample, "ok", passed, clip_unit(value), message, metadata)
-    except InputError:  # the samples before the faulty one first, as one by one
-        yield from rows.flush()
-        raise
+
+    yield from flushed_first(rows, decided())
     yield from rows.flush()
     if invalidated:
         warn(

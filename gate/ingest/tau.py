@@ -187,8 +187,7 @@ def _tau_blocks(path: str, options: IngestOptions, rows: Rows) -> Iterator[Trial
                 append((position, stimulus, suite, index, "ok", passed, clip_unit(reward), message))
         if len(rows) >= BLOCK_TRIALS:
             yield rows.columns()
-    if rows:
-        yield rows.columns()
+    yield from rows.flush()
     _tau_root(path, stream)
     _outside(path, outside)
 

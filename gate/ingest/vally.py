@@ -181,5 +181,4 @@ def _blocks(path: str, options: IngestOptions, rows: Rows) -> Iterator[TrialColu
                 append(row)
         if len(rows) >= BLOCK_TRIALS:
             yield rows.columns()
-    if rows:
-        yield rows.columns()
+    yield from rows.flush()
