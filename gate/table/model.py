@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import attrgetter, itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gate import limits
 from gate.errors import InputError, Provenance
@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 
     from gate.metrics.usage import TrialUsage
 
+_T = TypeVar("_T")
+
 #: A counts row's score sum may exceed its ok trials by this much of them (float rounding
 #: in whatever summed the scores).
 _SUM_SLACK = 1e-9
@@ -73,6 +75,13 @@ _OUTCOME_OF: dict[int, Outcome] = {FAIL: "failed", ERROR: "errored", SKIPPED: "s
 _LETTERS = bytes.maketrans(bytes([PASS, FAIL, ERROR]), b"PFE")
 #: slots read at a time by :meth:`TrialTable._outcomes_many` (a block is copied a few times)
 _BLOCK_SLOTS = 1 << 22
+
+
+def _slot_rows(records: Sequence[StimulusTrials]) -> npt.NDArray[np.int64]:
+    """Each record's row of the slot store (-1: none)."""
+    import numpy as np
+
+    return np.fromiter(map(attrgetter("_row"), records), dtype=np.int64, count=len(records))
 
 
 def _dropped(errors_as_failures: bool) -> bytes:
@@ -283,21 +292,27 @@ class TableSummary:
 
     def outcomes_of(self, positions: Sequence[int]) -> list[str]:
         """:meth:`outcomes` of the stimuli at ``positions``, read together."""
-        records = [self.records[i] for i in positions]
-        if not records:
-            return []
-        return records[0]._table._outcomes_many(records, self.errors_as_failures)
+        return self._read(
+            positions, lambda table, at: table._outcomes_many(at, self.errors_as_failures)
+        )
 
     def message_records_of(self, positions: Sequence[int]) -> list[list[dict[str, Any]]]:
         """The report entries of the messages (``trial_messages``) of the stimuli at
         ``positions``, read together."""
-        records = [self.records[i] for i in positions]
-        return records[0]._table._message_records(records) if records else []
+        return self._read(positions, TrialTable._message_records)
 
     def scored_of(self, positions: Sequence[int]) -> list[bool]:
         """Whether each stimulus at ``positions`` has a score (its record's ``scored``)."""
+        return self._read(positions, TrialTable._scored_many)
+
+    def _read(
+        self,
+        positions: Sequence[int],
+        read: Callable[[TrialTable, list[StimulusTrials]], list[_T]],
+    ) -> list[_T]:
+        """``read`` of the records at ``positions`` by their table (none: nothing to read)."""
         records = [self.records[i] for i in positions]
-        return records[0]._table._scored_many(records) if records else []
+        return read(records[0]._table, records) if records else []
 
     def take(self, rows: npt.NDArray[np.int64]) -> TableSummary:
         """The summary of the stimuli at ``rows`` (positions, in that order)."""
@@ -1422,7 +1437,7 @@ class TrialTable:
 
         self.flush()
         drop = _dropped(errors_as_failures)
-        rows = np.fromiter((r._row for r in records), dtype=np.int64, count=len(records))
+        rows = _slot_rows(records)
         step = max(1, _BLOCK_SLOTS // max(1, self._store.width))
         found: list[str] = []
         for start in range(0, rows.size, step):
@@ -1449,7 +1464,7 @@ class TrialTable:
         import numpy as np
 
         self.flush()
-        rows = np.fromiter((r._row for r in records), dtype=np.int64, count=len(records))
+        rows = _slot_rows(records)
         inside = (rows >= 0) & (rows < self._scored.size)
         found: list[bool] = [False] * rows.size
         if inside.any():
