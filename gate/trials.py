@@ -198,9 +198,10 @@ class TrialColumns:
     call with exactly the result of adding :meth:`trial` of each one by one.
 
     ``passed``/``score``/``outcome``: None where the row gives none; ``usage``: cost_usd,
-    duration_s, tokens (None where not given); ``lines``: where each row starts, or, when
-    ``pointer`` is given (the trials are elements of one JSON array), each one's position in
-    the array at that JSON pointer (``""``: the root).
+    duration_s, tokens (None where not given). A column of numbers (``score``, a usage
+    field) may be a float array, NaN where the row gives none. ``lines``: where each row
+    starts, or, when ``pointer`` is given (the trials are elements of one JSON array), each
+    one's position in the array at that JSON pointer (``""``: the root).
 
     ``render``: a message whose text costs more to make than the trial costs to read (tau-bench's
     reward details, tau2's reward breakdown) may be given as the tuple of arguments of
@@ -218,11 +219,11 @@ class TrialColumns:
     trial: Sequence[int]
     status: Sequence[Status]
     passed: Sequence[bool | None]
-    score: Sequence[float | None]
+    score: Sequence[float | None] | np.ndarray
     outcome: Sequence[str | None] | None = None
     message: Sequence[str | tuple[Any, ...] | None] | None = None
     tags: Sequence[tuple[str, ...]] | None = None
-    usage: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    usage: Mapping[str, Sequence[Any] | np.ndarray] = field(default_factory=dict)
     pointer: str | None = None
     render: Callable[..., str | None] | None = None
     stimulus_codes: tuple[Any, Sequence[str]] | None = None
@@ -248,20 +249,28 @@ class TrialColumns:
 
     def trial_at(self, i: int) -> Trial:
         """Row ``i`` as a :class:`Trial` (its usage as metadata)."""
-        metadata = {name: values[i] for name, values in self.usage.items() if values[i] is not None}
+        usage = {name: _given(values[i]) for name, values in self.usage.items()}
         return Trial(
             stimulus=self.stimulus[i],
             trial=self.trial[i],
             suite=self.suite[i],
             status=self.status[i],
             passed=self.passed[i],
-            score=self.score[i],
+            score=_given(self.score[i]),
             outcome=self.outcome[i] if self.outcome is not None else None,
             tags=self.tags[i] if self.tags is not None else (),
             message=self.message_of(i),
-            metadata=metadata,
+            metadata={name: value for name, value in usage.items() if value is not None},
             provenance=self.where(i),
         )
+
+
+def _given(value: Any) -> Any:
+    """A column's value, None where the row gives none (a float array's NaN); a number as
+    Python's float, not numpy's."""
+    if isinstance(value, float):  # numpy's float64 is one too
+        return None if value != value else float(value)
+    return value
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -49,6 +49,9 @@ from gate.reading import open_input, too_large
 from gate.trials import DEFAULT_SUITE, Status, Trial, TrialColumns
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from gate.ingest._json import JsonlChunk
 
 _STATUS: dict[str, Status] = {
@@ -501,7 +504,7 @@ class _CsvColumns:
         self._width = len(header)
         self._cells = cells
 
-    def __call__(self, column: str, top_level: bool = False) -> list[Any] | None:
+    def __call__(self, column: str) -> list[Any] | None:
         at = self._index.get(column)
         if at is None:
             return None
@@ -691,11 +694,10 @@ def _strictly(path: str, first_line: int, chunk: JsonlChunk | None, records: lis
     return [record for _, record in strict_lines(path, first_line, chunk.lines)]
 
 
-def _big_float(values: list[Any]) -> bool:
-    """A float that may be orjson's reading of an integer past 64 bits."""
-    return float in set(map(type, values)) and any(
-        type(v) is float and abs(v) >= 2.0**63 for v in values
-    )
+def _big_float(values: list[Any], kinds: set[type]) -> bool:
+    """A float that may be orjson's reading of an integer past 64 bits (``kinds``: the
+    values' types)."""
+    return float in kinds and any(type(v) is float and abs(v) >= 2.0**63 for v in values)
 
 
 def read_jsonl(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
@@ -712,7 +714,7 @@ def read_jsonl(path: str, options: IngestOptions) -> Iterator[Record | TrialColu
                 columns = _columns(
                     get,
                     len(records),
-                    list(range(first_line, first_line + len(records))),
+                    range(first_line, first_line + len(records)),
                     path,
                     mapping,
                     options,
@@ -722,7 +724,7 @@ def read_jsonl(path: str, options: IngestOptions) -> Iterator[Record | TrialColu
             except _NotColumnar:
                 pass
             else:
-                unseen = {c for c in unseen if _all_missing(get(c) or [])}
+                unseen = {c for c in unseen if get(c) is None}
                 yield columns
                 continue
         for offset, record in enumerate(_strictly(path, first_line, chunk, records)):
@@ -749,34 +751,36 @@ def read_jsonl(path: str, options: IngestOptions) -> Iterator[Record | TrialColu
 
 class _JsonColumns:
     """A column of JSON records: the value of a key or dotted path in each (``_MISSING``
-    where a record has none); ``top_level``: only a key of that name, None if no record has
-    it. Each column is looked up once."""
+    where a record has none), None when no record has it (as a CSV file's column that its
+    header lacks). Each column is looked up once."""
 
     def __init__(self, records: list[dict[str, Any]]) -> None:
         self._records = records
-        self._cache: dict[tuple[str, bool], list[Any] | None] = {}
+        self._cache: dict[str, list[Any] | None] = {}
         # Every top-level key of the block, gathered in C: a key no record has is answered
         # without a pass over the records.
         self._keys: set[str] = set().union(*records)
 
-    def __call__(self, column: str, top_level: bool = False) -> list[Any] | None:
-        key = (column, top_level)
-        if key not in self._cache:
+    def __call__(self, column: str) -> list[Any] | None:
+        if column not in self._cache:
             records = self._records
             found: list[Any] | None
-            if "." in column and not top_level:
-                found = _path_values(records, column, column in self._keys)
-            elif column not in self._keys:
-                found = None if top_level else [_MISSING] * len(records)
-            else:
+            dotted = "." in column
+            if dotted and column in self._keys:  # a key of that name first, as _lookup
+                found = _path_values(records, column, literal=True)
+            elif column in self._keys:
                 try:  # a key every record has (the usual case): in C
                     found = list(map(itemgetter(column), records))
                 except KeyError:
                     found = _get_each(records, column)
-            if top_level and found is not None and _all_missing(found):
+            elif dotted and column.split(".")[0] in self._keys:
+                found = _path_values(records, column, literal=False)
+                if _all_missing(found):
+                    found = None
+            else:
                 found = None
-            self._cache[key] = found
-        return self._cache[key]
+            self._cache[column] = found
+        return self._cache[column]
 
 
 def _path_values(records: list[dict[str, Any]], column: str, literal: bool) -> list[Any]:
@@ -802,11 +806,11 @@ def _all_missing(values: list[Any]) -> bool:
     return values.count(_MISSING) == len(values)
 
 
-def _absent_as_none(values: list[Any]) -> list[Any]:
-    """The values with None where a JSON row has none (``_MISSING``)."""
-    if _MISSING not in values:
+def _absent_as_none(values: list[Any], kinds: set[type]) -> list[Any]:
+    """The values (of these types) with None where a JSON row has none (``_MISSING``)."""
+    if _ABSENT not in kinds:
         return values
-    if set(map(type, values)).isdisjoint((dict, list)):  # hashable: replaced in C
+    if kinds.isdisjoint((dict, list)):  # hashable: replaced in C
         return list(map({_MISSING: None}.get, values, values))
     return [None if v is _MISSING else v for v in values]
 
@@ -830,14 +834,18 @@ class _NotColumnar(Exception):
 
 
 _MISSING = object()
+#: the type of _MISSING, which no JSON value has
+_ABSENT = object
+_NONE = type(None)
 #: digits of an integer that a float holds exactly (2**53 has 16)
 _EXACT_DIGITS = 15
 
 
-def _texts(values: list[Any], typed: bool) -> list[str | None]:
-    """Values that must be text or nothing, stripped: None for an empty one."""
-    kinds = set(map(type, values))
-    if typed and (not kinds <= {str, type(None), int, float} or _big_float(values)):
+def _texts(values: list[Any], typed: bool, kinds: set[type] | None = None) -> list[str | None]:
+    """Values (of these types) that must be text or nothing, stripped: None for an empty one."""
+    if kinds is None:
+        kinds = set(map(type, values))
+    if typed and (not kinds <= {str, _NONE, int, float} or _big_float(values, kinds)):
         raise _NotColumnar
     if kinds == {str}:  # CSV cells, JSON strings: stripped in C
         stripped: list[str | None] = list(map(str.strip, values))
@@ -847,9 +855,12 @@ def _texts(values: list[Any], typed: bool) -> list[str | None]:
     return [None if _empty(v) else str(v).strip() for v in values]
 
 
-def _optional_texts(values: list[Any]) -> list[str | None]:
-    """str() of each value, None where it is missing or empty (a message, an outcome)."""
-    if set(map(type, values)) <= {str, type(None), object}:  # object: _MISSING
+def _optional_texts(values: list[Any], kinds: set[type] | None = None) -> list[str | None]:
+    """str() of each value (of these types), None where it is missing or empty (a message,
+    an outcome)."""
+    if kinds is None:
+        kinds = set(map(type, values))
+    if kinds <= {str, _NONE, _ABSENT}:
         nothing = {v for v in set(values) if type(v) is not str or not v.strip()}
         if not nothing:
             return list(values)
@@ -917,6 +928,36 @@ def _numbers(values: list[Any], typed: bool, unit: bool) -> list[float | None]:
     return _scatter(floats, np.array(list(map(bool, stripped))))
 
 
+def _json_floats(values: list[Any], kinds: set[type], unit: bool) -> npt.NDArray[np.float64]:
+    """JSON numbers (of these types) as json_number/json_unit_score take them, NaN where a
+    row has none (JSON has no NaN of its own); anything else: not columnar."""
+    import numpy as np
+
+    if not kinds <= {int, float, _NONE}:
+        raise _NotColumnar
+    try:
+        array = np.array(values, dtype=np.float64)  # None: NaN
+    except OverflowError:  # an integer past the float range
+        raise _NotColumnar from None
+    with np.errstate(invalid="ignore"):
+        good = (array >= 0.0) & (array <= 1.0) if unit else np.isfinite(array)
+    if _NONE in kinds:
+        good |= np.isnan(array)
+    if not good.all():
+        raise _NotColumnar
+    return array
+
+
+def _either(value: Any, otherwise: Any) -> Any:
+    """``value``, or ``otherwise`` where a number column's value is none."""
+    return otherwise if _no_number(value) else value
+
+
+def _no_number(value: float | None) -> bool:
+    """Whether a number column's value is none (None, or a JSON column's NaN)."""
+    return value is None or value != value
+
+
 def _trial_numbers(cells: list[str]) -> list[int]:
     """Trial indices of CSV cells: digits in every one, or not columnar."""
     stripped = list(map(str.strip, cells))
@@ -950,7 +991,7 @@ def _metadata_values(values: list[Any]) -> list[Any]:
 def _columns(
     get: Any,
     size: int,
-    lines: list[int],
+    lines: Sequence[int],
     path: str,
     mapping: Mapping[str, str],
     options: IngestOptions,
@@ -959,120 +1000,138 @@ def _columns(
     typed: bool,
 ) -> TrialColumns:
     """Rows as columns; ``get(column)`` gives a column's values (``_MISSING`` where a JSON row
-    lacks the key; ``top_level``: only a key of that name, None when there is no such
-    column). Raises :class:`_NotColumnar` rather than decide differently."""
+    lacks the key), None when no row has the column. Raises :class:`_NotColumnar` rather
+    than decide differently."""
 
-    def column(field: str) -> list[Any] | None:
+    def column(field: str) -> tuple[list[Any], set[type]] | None:
+        # A field's values, None where a row has none, and their types (read once: each
+        # check below is a test of these, not another pass over the values).
+        values = get(mapping[field]) if field in mapping else None
+        if values is None:
+            return None
+        if not typed:
+            return values, {str}  # CSV cells
+        kinds = set(map(type, values))
+        if _ABSENT in kinds:
+            values = _absent_as_none(values, kinds)
+            kinds = (kinds - {_ABSENT}) | {_NONE}
+        return values, kinds
+
+    def raw(field: str) -> list[Any] | None:
         return get(mapping[field]) if field in mapping else None
 
     stimuli = column("stimulus")
-    if stimuli is None or _MISSING in stimuli:
+    if stimuli is None:
         raise _NotColumnar
-    texts = _texts(stimuli, typed)
-    if None in texts:
+    names = _texts(stimuli[0], typed, stimuli[1])
+    if not all(names):  # a row without one: one by one says so
         raise _NotColumnar
-    names: list[str] = texts  # type: ignore[assignment]
     default_suite = options.suite or DEFAULT_SUITE
     suite_values = column("suite")
     if suite_values is None:
         suites = [default_suite] * size
     else:
-        given = _texts(_absent_as_none(suite_values), typed)
+        given = _texts(suite_values[0], typed, suite_values[1])
         suites = [default_suite if t is None else t for t in given]
     # The trial index: given in every row, or in none (numbered in order of appearance).
-    trial_values = column("trial")
-    given_index = trial_values is not None and (
-        not typed or "trial" in options.column_map or _MISSING not in trial_values
-    )
-    if given_index:
-        assert trial_values is not None
-        if typed:
-            if set(map(type, trial_values)) != {int} or min(trial_values) < 0:
-                raise _NotColumnar
-            indices: list[int] = trial_values
-        else:
-            indices = _trial_numbers(trial_values)
-    elif trial_values is not None and any(v is not _MISSING for v in trial_values):
-        raise _NotColumnar  # some rows have an index, some not: one by one
+    trial_values = raw("trial")
+    given_index = trial_values is not None
+    if trial_values is None:
+        if typed and "trial" in options.column_map:
+            raise _NotColumnar  # --map names it: one by one says each row lacks it
+    elif typed:
+        if set(map(type, trial_values)) != {int} or min(trial_values) < 0:
+            raise _NotColumnar  # a row without one (_MISSING), or not an index
+        indices: list[int] = trial_values
+    else:
+        indices = _trial_numbers(trial_values)
     passed_values = column("passed")
+    passed_kinds = {_NONE}
     if passed_values is None:
         passed: list[bool | None] = [None] * size
     elif typed:
-        passed = _absent_as_none(passed_values)
-        if not set(map(type, passed)) <= {bool, type(None)}:
+        passed, passed_kinds = passed_values
+        if not passed_kinds <= {bool, _NONE}:
             raise _NotColumnar
     else:
         column_name = mapping["passed"]
-        passed = _vocabulary(passed_values, lambda v: parse_bool(v, Provenance(path), column_name))
+        passed = _vocabulary(
+            passed_values[0], lambda v: parse_bool(v, Provenance(path), column_name)
+        )
+        passed_kinds = set(map(type, passed))
     statuses: list[Status] = ["ok"] * size
     status_values = column("status")
     if status_values is not None:
-        raw = _absent_as_none(status_values)
-        if typed and not set(map(type, raw)) <= {str, type(None)}:
+        raw_status, status_kinds = status_values
+        if typed and not status_kinds <= {str, _NONE}:
             raise _NotColumnar
         read = _distinct(
-            raw,
+            raw_status,
             lambda v: None if _empty(v) else _status(v, Provenance(path), mapping["status"]),
         )
         if any(found is not None for found in read.values()):
             named: dict[Any, Status] = {
                 value: "ok" if found is None else found[0] for value, found in read.items()
             }
-            statuses = list(map(named.__getitem__, raw))
+            statuses = list(map(named.__getitem__, raw_status))
         verdicts = {
             value: found[1] for value, found in read.items() if found and found[1] is not None
         }
-        if verdicts and None in passed:  # a status that says pass/fail, where passed does not
-            passed = [verdicts.get(v) if p is None else p for p, v in zip(passed, raw, strict=True)]
+        if verdicts and _NONE in passed_kinds:  # a status says pass/fail where passed does not
+            passed = [
+                verdicts.get(v) if p is None else p for p, v in zip(passed, raw_status, strict=True)
+            ]
+            passed_kinds = set(map(type, passed))
     score_values = column("score")
-    scores: list[float | None] = [None] * size
+    scores: Sequence[float | None] | npt.NDArray[np.float64] = [None] * size
     if score_values is not None:
-        scores = _numbers(_absent_as_none(score_values), typed, unit=True)
-    outcome_values = column("outcome")
-    outcomes = None
-    for values in (outcome_values, column("message"), column("tags")):
-        if typed and values is not None and _big_float(values):
+        scores = (
+            _json_floats(*score_values, unit=True)
+            if typed
+            else _numbers(score_values[0], typed, unit=True)
+        )
+    texts = {name: column(name) for name in ("outcome", "message", "tags")}
+    for values in texts.values():
+        if typed and values is not None and _big_float(*values):
             raise _NotColumnar  # text of a number that may be orjson's float: one by one
-    if outcome_values is not None:
-        outcomes = _optional_texts(outcome_values)
-    for i in [i for i, p in enumerate(passed) if p is None] if None in passed else ():
-        undecided = statuses[i] == "ok" and scores[i] is None
-        if undecided and (outcomes is None or outcomes[i] is None):
-            raise _NotColumnar  # "row has no outcome": one by one says it
-    message_values = column("message")
-    messages = None
-    if message_values is not None:
-        messages = _optional_texts(message_values)
-    tags = None
-    tag_values = column("tags")
-    if tag_values is not None:
-        tags = list(map(_tag_tuple, tag_values))
-    usage: dict[str, list[Any]] = {}
+    outcomes = None if texts["outcome"] is None else _optional_texts(*texts["outcome"])
+    if _NONE in passed_kinds:
+        for i in [i for i, p in enumerate(passed) if p is None]:
+            undecided = statuses[i] == "ok" and _no_number(scores[i])
+            if undecided and (outcomes is None or outcomes[i] is None):
+                raise _NotColumnar  # "row has no outcome": one by one says it
+    messages = None if texts["message"] is None else _optional_texts(*texts["message"])
+    tags = None if texts["tags"] is None else list(map(_tag_tuple, texts["tags"][0]))
+    usage: dict[str, Sequence[Any] | npt.NDArray[np.float64]] = {}
     used = set(mapping.values()) | {c.split(".")[0] for c in mapping.values()}
     for field in _NUMERIC_METADATA:
         values = column(field)
+        # A column of the field's own name that no field uses is metadata, kept as
+        # _row_trial keeps it (numeric text becomes a number) where --map's gives nothing.
+        plain = None if field in used else get(field)
+        found: Sequence[Any] | npt.NDArray[np.float64]
         if values is None:
-            # A column of that name that no field uses is metadata, kept as _row_trial
-            # keeps it (numeric text becomes a number).
-            if field in used or (plain := get(field, top_level=True)) is None:
+            if plain is None:
                 continue
-            usage[field] = _metadata_values(plain)
-            continue
-        if not typed:  # CSV cells: finite_number's numbers, or not columnar
-            usage[field] = _numbers(values, typed, unit=False)
-            continue
-        present = _absent_as_none(values)
-        numeric = present if dict not in set(map(type, present)) else [
-            v for v in present if not isinstance(v, dict)
-        ]
-        _numbers(numeric, typed, unit=False)  # or not columnar: json_number refuses
-        usage[field] = present  # numbers, or {input, output, total} tokens: the table reads
+            found = _metadata_values(plain)
+        elif not typed:  # CSV cells: finite_number's numbers, or not columnar
+            found = _numbers(values[0], typed, unit=False)
+        elif dict in values[1]:  # {input, output, total} tokens among them: the table reads
+            numeric = [v for v in values[0] if type(v) is not dict]
+            _json_floats(numeric, values[1] - {dict}, unit=False)  # or not columnar
+            found = values[0]
+        else:
+            found = _json_floats(*values, unit=False)
+        if values is not None and plain is not None:
+            given = found if isinstance(found, list) else found.tolist()
+            found = list(map(_either, given, _metadata_values(plain)))
+        usage[field] = found
     if not given_index:
-        indices = order.numbers(suites, names)
+        indices = order.numbers(suites, names)  # type: ignore[arg-type]
     return TrialColumns(
         file=path,
         lines=lines,
-        stimulus=names,
+        stimulus=names,  # type: ignore[arg-type]
         suite=suites,
         trial=indices,
         status=statuses,

@@ -811,7 +811,7 @@ class TrialTable:
         if given.tags is not None:
             extras.tags = [(i, t) for i, t in enumerate(given.tags[:stop]) if t]
         for name, values in given.usage.items():
-            column = self._usage_column(name, list(values[:stop]))
+            column = self._usage_column(name, values[:stop])
             if column is not None:
                 extras.usage[name] = column
         indices, exact = _int64(list(given.trial[:stop]))
@@ -1110,12 +1110,20 @@ class TrialTable:
                 found[name] = given
         return found
 
-    def _usage_column(self, name: str, values: list[Any]) -> npt.NDArray[np.float64] | None:
-        """Usage values as floats (NaN: not given, or not a number in [0, USAGE_MAX], which
-        :attr:`usage_dropped` counts); None when none is given."""
+    def _usage_column(
+        self, name: str, values: Sequence[Any] | npt.NDArray[np.float64]
+    ) -> npt.NDArray[np.float64] | None:
+        """Usage values (a float array: NaN where not given) as floats (NaN: not given, or
+        not a number in [0, USAGE_MAX], which :attr:`usage_dropped` counts); None when none
+        is given."""
         import numpy as np
 
-        if set(map(type, values)) <= {int, float, type(None)}:
+        if isinstance(values, np.ndarray):
+            column = values.astype(np.float64)  # a copy: the bad ones are set to NaN below
+            given = ~np.isnan(column)
+            if not given.any():
+                return None
+        elif set(map(type, values)) <= {int, float, type(None)}:
             try:
                 column = np.array(values, dtype=np.float64)  # None: NaN
             except OverflowError:  # an integer past the float range

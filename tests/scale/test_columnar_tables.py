@@ -4,6 +4,7 @@ the same table, usage, messages and warnings, and the same errors."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import random
@@ -15,6 +16,7 @@ import pytest
 
 from gate.errors import InputError
 from gate.ingest import IngestOptions, load, tabular
+from gate.trials import Trial, TrialColumns
 from tests.scale.conftest import snapshot
 
 CSV_MAP = {"stimulus": "case", "trial": "run", "passed": "ok", "score": "quality",
@@ -28,14 +30,11 @@ def read(path: Path, options: IngestOptions, columnar: bool, monkeypatch: Any) -
     with monkeypatch.context() as patch:
         if not columnar:
 
-            def refuse(*args: Any, **kwargs: Any) -> Any:
-                raise tabular._NotColumnar
-
             def whole_file_by_rows(*args: Any) -> Any:
                 return (0, 2)  # the csv module reads the whole file, as it always could
                 yield
 
-            patch.setattr(tabular, "_columns", refuse)
+            patch.setattr(tabular, "_columns", _refuse)
             patch.setattr(tabular, "_csv_blocks", whole_file_by_rows)
         try:
             with warnings.catch_warnings(record=True) as caught:
@@ -49,6 +48,10 @@ def read(path: Path, options: IngestOptions, columnar: bool, monkeypatch: Any) -
     columns = None if usage is None else [usage.values(f).tolist() for f in
                                           ("cost_usd", "duration_s", "tokens")]  # fmt: skip
     return repr((snapshot(table), said, kept, columns, table.usage_dropped))
+
+
+def _refuse(*args: Any, **kwargs: Any) -> Any:
+    raise tabular._NotColumnar
 
 
 def random_csv(rng: random.Random, rows: int) -> str:
@@ -183,6 +186,69 @@ def test_jsonl_errors_are_the_row_readers(
     assert fast == slow
 
 
+JSONL_RUNS_MAP = {"stimulus": "case", "trial": "run", "passed": "ok", "score": "quality",
+                  "status": "state", "message": "why", "duration_s": "elapsed",
+                  "tokens": "usage.tokens"}  # fmt: skip
+
+
+def random_runs_jsonl(rng: random.Random, rows: int, elapsed_from: int) -> str:
+    """Records with a trial index, suites, tags, scores as integers and floats, usage given
+    as numbers, token objects and nulls; the mapped duration only from record
+    ``elapsed_from`` on, some records before it giving a ``duration_s`` key of that name."""
+    lines = []
+    seen: dict[str, int] = {}
+    for i in range(rows):
+        case = rng.choice(["a", "b", " c ", "d"])
+        seen[case] = seen.get(case, -1) + 1
+        record: dict[str, Any] = {"case": case, "run": seen[case]}
+        record["ok"] = rng.choice([True, False, None])
+        if rng.random() < 0.7:
+            record["quality"] = rng.choice([0, 1, 0.5, 0.25, None])
+        record["state"] = rng.choice(["done", "error", "skipped", None, "fail"])
+        if record["ok"] is None and record.get("quality") is None and record["state"] in (
+            "done",
+            None,
+        ):
+            record["ok"] = True  # every row decided
+        if rng.random() < 0.5:
+            record["suite"] = rng.choice(["s1", " s2 ", "", None])
+        if rng.random() < 0.3:
+            record["tags"] = rng.choice([["x", "y"], "p; q", "", None])
+        if rng.random() < 0.3:
+            record["why"] = rng.choice(["boom", "", "  ", None, 3])
+        if i >= elapsed_from and rng.random() < 0.8:
+            record["elapsed"] = rng.choice([1, 2.5, 0, None, 3e9, 2**40, -2])
+        if i < elapsed_from and rng.random() < 0.5:
+            record["duration_s"] = rng.choice([1, 2.5, "3", None])
+        if rng.random() < 0.7:
+            record["usage"] = rng.choice(
+                [{"tokens": 10}, {"tokens": {"input": 3, "output": 4}}, {}, {"tokens": None}]
+            )
+        lines.append(json.dumps(record))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(("seed", "elapsed_from"), [(0, 0), (1, 0), (2, 700), (3, 700)])
+def test_jsonl_columns_with_trials_suites_and_usage_equal_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, elapsed_from: int
+) -> None:
+    # Chunks of about 30 records: in the first ones no record has the mapped duration, and
+    # a column that no record of a chunk has is no column: a key of the field's own name is
+    # read as metadata, as row by row (the columnar read once kept the mapped nothing).
+    from gate.ingest import _json
+
+    chunks = _json.jsonl_chunks
+    monkeypatch.setattr(_json, "jsonl_chunks", lambda path, size: chunks(path, 4096))
+    rng = random.Random(seed)
+    path = tmp_path / "r.jsonl"
+    path.write_text(random_runs_jsonl(rng, 900, elapsed_from), encoding="utf-8")
+    options = IngestOptions(format="jsonl", column_map=JSONL_RUNS_MAP)
+    fast, slow = (read(path, options, c, monkeypatch) for c in (True, False))
+    assert fast == slow and not fast.startswith("error")
+    read_as = [type(x).__name__ for x in tabular.read_jsonl(str(path), options)]
+    assert set(read_as) == {"TrialColumns"} and len(read_as) > 20
+
+
 def test_records_numbered_counted_once_across_columnar_and_row_chunks(tmp_path: Path) -> None:
     # Three chunks of about a megabyte: the middle one holds an integer past 64 bits, so it
     # is read row by row; the warning counts every record numbered, each once (the count
@@ -299,3 +365,28 @@ def test_two_column_blocks_are_split_without_the_csv_module(
     for blank in (",", " , ", "\u00a0,\u3000", "\x1c,"):
         text = f"a,1\n{blank}\nb,0\n"
         assert tabular._plain_cells(text, ",", 2, 2) == ([2, 4], ["a", "1", "b", "0"])
+
+
+def test_a_jsonl_block_gives_each_row_as_the_row_reader_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Numbers come as float arrays (NaN: none); a row taken back out of the block (for an
+    # error, or to be decided one by one) has None there and Python floats, as row by row.
+    rng = random.Random(5)
+    path = tmp_path / "r.jsonl"
+    path.write_text(random_runs_jsonl(rng, 300, 0), encoding="utf-8")
+    options = IngestOptions(format="jsonl", column_map=JSONL_RUNS_MAP)
+    (block,) = tabular.read_jsonl(str(path), options)
+    assert isinstance(block, TrialColumns)
+    monkeypatch.setattr(tabular, "_columns", _refuse)
+    rows = list(tabular.read_jsonl(str(path), options))
+    usage = ("duration_s", "tokens", "cost_usd")
+    for i, row in enumerate(rows):
+        assert isinstance(row, Trial)
+        taken = block.trial_at(i)
+        kept = {k: v for k, v in row.metadata.items() if k in usage}
+        assert taken == dataclasses.replace(row, metadata=kept)
+        assert type(taken.metadata.get("duration_s", 0.0)) is float
+        assert taken.score is None or type(taken.score) is float
+    assert sum(row.score is None for row in rows) > 50
+    assert sum("duration_s" in row.metadata for row in rows) > 50
