@@ -86,6 +86,7 @@ from gate.trials import DEFAULT_SUITE, Status, TrialColumns
 
 _REPEAT = re.compile(r"^(?P<base>.+)\[(?:(?P<params>.*)-)?(?P<index>\d+)-(?P<count>\d+)\]$")
 _FLAKEFINDER = re.compile(r"^(?P<base>.+)\[(?P<index>\d+)(?:-(?P<params>.*))?\]$")
+_DIGIT_IN_BRACKETS = re.compile(r".\[\d")  # where _FLAKEFINDER's index may start
 _BLOCK_BYTES = 8 * 1024 * 1024
 
 # What an attempt's result element says.
@@ -121,6 +122,9 @@ _SUITE_CHILD_MARKS = {
 
 #: trials made at a time from the sorted attempts.
 _EMIT_BLOCK = 65536
+#: each attempt kind's status and verdict (a rerun: a failed attempt)
+_STATUS_OF_KIND: tuple[Status, ...] = ("ok", "ok", "error", "skipped", "ok")
+_VERDICT_OF_KIND: tuple[bool | None, ...] = (True, False, None, None, False)
 #: repeat counts and run numbers past this are parameters, not repeats (and never a bit mask).
 _MAX_RUNS = 100_000
 
@@ -208,6 +212,9 @@ class _Parser:
         #: names like test_x[0] without --junit-flakefinder: the indices of each, as bits
         #: (-1 once an index is too large to be a run number).
         self.flake_names: dict[tuple[str, str], int] = {}
+        #: (classname, a pytest-repeat name up to its index, its count) → its stem (None: the
+        #: name is no repeat), worked out once per test, not once per run.
+        self._repeat_stems: dict[tuple[str, str, str], int | None] = {}
         self._parser = xml.parsers.expat.ParserCreate()
         self._parser.StartElementHandler = self._start
         self._parser.EndElementHandler = self._end
@@ -436,7 +443,7 @@ class _Parser:
                     stem = cases.stem_id(classname, base, _FLAKE, params, 0)
                     exact = digits.isascii() and (digits == "0" or digits[0] != "0")
                     return stem, index, exact and params != ""
-        else:
+        elif _DIGIT_IN_BRACKETS.search(name):  # else _FLAKEFINDER cannot match: not tried
             match = _FLAKEFINDER.match(name)
             if match:
                 key = (classname, f"{match['base']}[{match['params'] or ''}]")
@@ -452,24 +459,19 @@ class _Parser:
         index_digits = name[cut + 1 : dash]
         if (
             dash > 0
-            and cut >= 0
+            and cut > 0
             and "\n" not in name
             and count_digits.isdecimal()
             and index_digits.isdecimal()
             and len(count_digits) < 7
             and 1 <= int(index_digits) <= int(count_digits) < _MAX_RUNS
         ):
-            if name[cut] == "[":
-                base, params = name[:cut], None
-            else:
-                bracket = name.rfind("[", 0, cut)
-                if bracket < 1:
-                    return cases.stem_id(classname, name, _PLAIN, None, 0), -1, True
-                params = name[bracket + 1 : cut]
-                base = f"{name[:bracket]}[{params}]" if params else name[:bracket]
-            if cut > 0:
-                count = int(count_digits)
-                stem = cases.stem_id(classname, base, _REPEATED, params, count)
+            test = (classname, name[: cut + 1], count_digits)
+            repeats = self._repeat_stems
+            if test not in repeats:
+                repeats[test] = self._repeat_stem(test)
+            repeated = repeats[test]
+            if repeated is not None:
                 # Written again from numbers, the digits come out the same unless they were
                 # not ASCII or had leading zeros (both are at least 1 here).
                 exact = (
@@ -478,8 +480,23 @@ class _Parser:
                     and index_digits.isascii()
                     and count_digits.isascii()
                 )
-                return stem, int(index_digits) - 1, exact
+                return repeated, int(index_digits) - 1, exact
         return cases.stem_id(classname, name, _PLAIN, None, 0), -1, True
+
+    def _repeat_stem(self, test: tuple[str, str, str]) -> int | None:
+        """The stem of a pytest-repeat name, given as (classname, the name up to its index,
+        the count); None when what comes before the index is no test name."""
+        classname, name, count_digits = test
+        cut = len(name) - 1
+        if name[cut] == "[":
+            base, params = name[:cut], None
+        else:
+            bracket = name.rfind("[", 0, cut)
+            if bracket < 1:
+                return None
+            params = name[bracket + 1 : cut]
+            base = f"{name[:bracket]}[{params}]" if params else name[:bracket]
+        return self.cases.stem_id(classname, base, _REPEATED, params, int(count_digits))
 
 
 def _not_run(attributes: dict[str, str]) -> str | None:
@@ -663,62 +680,47 @@ def _trials(
     alone = np.ones(size, dtype=bool)
     if extras:
         alone[[number for number, _ in extras]] = False
-    kinds, messages, lines = cases.kind, cases.messages, cases.line
-    times, message_ids = cases.time, cases.message
-    previous, trial = -1, 0
-    # In blocks of columns: numpy's scalars are slow to index one by one, and whole lists of
-    # a million numbers would take 36 MB each. The table keeps no metadata but usage, so a
-    # trial is its stimulus, index, status, verdict, message, duration and line.
+    # Every attempt in that order, as columns: each stimulus's trials numbered from 0; the
+    # kind and message of its testcase, a rerun's or a Surefire attempt's own.
+    case = attempt_case[order]
+    current = attempt_stimulus[order]
+    position = np.arange(len(order), dtype=np.int64)
+    starts = np.ones(len(order), dtype=bool)
+    starts[1:] = current[1:] != current[:-1]
+    trial = position - np.maximum.accumulate(np.where(starts, position, 0))
+    kind = np.frombuffer(cases.kind, dtype=np.int8)[case]
+    message = np.frombuffer(cases.message, dtype=np.int32)[case].astype(np.int64)
+    messages = [*cases.messages, RERUN_MESSAGE, None]  # index -1: None, no message
+    was_rerun = rerun[case]
+    kind[was_rerun], message[was_rerun] = RERUN, len(cases.messages)
+    for at in np.flatnonzero(attempt_sub[order]).tolist():
+        kind[at], message[at] = extras[(int(case[at]), int(attempt_sub[order[at]]))]
+    # A testcase's time covers all attempts it records; split it no further.
+    seconds = np.frombuffer(cases.time, dtype=np.float64)[case]
+    duration = np.where(alone[case], seconds, np.nan)  # NaN: none (as a time that is none)
+    line = np.frombuffer(cases.line, dtype=np.int64)[case]
+    statuses, verdicts = _STATUS_OF_KIND, _VERDICT_OF_KIND
+    # In blocks: whole lists of a million values would take 36 MB each. The table keeps no
+    # metadata but usage, so a trial is its stimulus, index, status, verdict, message,
+    # duration and line.
     for start in range(0, len(order), _EMIT_BLOCK):
-        block = order[start : start + _EMIT_BLOCK]
-        numbers = attempt_case[block].tolist()
-        subs = attempt_sub[block].tolist()
-        currents = attempt_stimulus[block].tolist()
-        reruns = rerun[attempt_case[block]].tolist()
-        lone = alone[attempt_case[block]].tolist()
-        stimuli: list[str] = []
-        trials: list[int] = []
-        statuses: list[Status] = []
-        verdicts: list[bool | None] = []
-        texts: list[str | None] = []
-        durations: list[float | None] = []
-        where: list[int] = []
-        for number, sub, current, was_rerun, single in zip(
-            numbers, subs, currents, reruns, lone, strict=True
-        ):
-            trial = trial + 1 if current == previous else 0
-            previous = current
-            if sub:
-                kind, message_id = extras[(number, sub)]
-            elif was_rerun:
-                kind, message_id = RERUN, -1
-            else:
-                kind, message_id = kinds[number], message_ids[number]
-            status: Status = "error" if kind == ERROR else "skipped" if kind == SKIPPED else "ok"
-            seconds = times[number]
-            stimuli.append(names[current])
-            trials.append(trial)
-            statuses.append(status)
-            verdicts.append(kind == PASSED if status == "ok" else None)
-            if kind == RERUN:
-                texts.append(RERUN_MESSAGE)
-            else:
-                texts.append(messages[message_id] if message_id >= 0 else None)
-            # A testcase's time covers all attempts it records; split it no further.
-            durations.append(seconds if seconds == seconds and single else None)
-            where.append(lines[number])
-        count = len(stimuli)
+        block = slice(start, start + _EMIT_BLOCK)
+        distinct, codes = np.unique(current[block], return_inverse=True)
+        block_names = list(map(names.__getitem__, distinct.tolist()))
+        kinds = kind[block].tolist()
+        count = len(kinds)
         yield TrialColumns(
             file=path,
-            lines=where,
-            stimulus=stimuli,
+            lines=line[block].tolist(),
+            stimulus=list(map(block_names.__getitem__, codes.tolist())),
             suite=[suite] * count,
-            trial=trials,
-            status=statuses,
-            passed=verdicts,
+            trial=trial[block].tolist(),
+            status=list(map(statuses.__getitem__, kinds)),
+            passed=list(map(verdicts.__getitem__, kinds)),
             score=[None] * count,
-            message=texts,
-            usage={"duration_s": durations},
+            message=list(map(messages.__getitem__, message[block].tolist())),
+            usage={"duration_s": duration[block]},
+            stimulus_codes=(codes, block_names),
         )
 
 
@@ -760,9 +762,7 @@ def _reruns(
     broken[suite[earlier_copy & results]] = True
     pytest = mark == _HOST_AND_TIME
     # Every <testcase> written, a teardown error's own one too (pytest counts it).
-    counted = np.frombuffer(suite_tests, dtype=np.int64) == np.bincount(
-        suite, minlength=len(mark)
-    )
+    counted = np.frombuffer(suite_tests, dtype=np.int64) == np.bincount(suite, minlength=len(mark))
     rerun = empty_before & (pytest & ~broken & ~counted)[suite]
     if rerun.any():
         _warn_reruns(path, names, stimulus, rerun, order, same)

@@ -274,7 +274,9 @@ def test_a_time_that_is_not_a_finite_number_is_no_duration(tmp_path: Path) -> No
         '<testcase classname="c" name="c" time="0.25"/></testsuite>'
     )
     durations = [
-        d for block in read(str(path), IngestOptions()) for d in block.usage["duration_s"]
+        block.trial_at(i).metadata.get("duration_s")
+        for block in read(str(path), IngestOptions())
+        for i in range(len(block))
     ]
     assert durations == [None, None, 0.25]
 
