@@ -680,46 +680,53 @@ def _trials(
     alone = np.ones(size, dtype=bool)
     if extras:
         alone[[number for number, _ in extras]] = False
-    # Every attempt in that order, as columns: each stimulus's trials numbered from 0; the
-    # kind and message of its testcase, a rerun's or a Surefire attempt's own.
-    case = attempt_case[order]
-    current = attempt_stimulus[order]
-    position = np.arange(len(order), dtype=np.int64)
-    starts = np.ones(len(order), dtype=bool)
-    starts[1:] = current[1:] != current[:-1]
-    trial = position - np.maximum.accumulate(np.where(starts, position, 0))
-    kind = np.frombuffer(cases.kind, dtype=np.int8)[case]
-    message = np.frombuffer(cases.message, dtype=np.int32)[case].astype(np.int64)
+    kinds_of = np.frombuffer(cases.kind, dtype=np.int8)
+    messages_of = np.frombuffer(cases.message, dtype=np.int32)
+    seconds_of = np.frombuffer(cases.time, dtype=np.float64)
+    lines_of = np.frombuffer(cases.line, dtype=np.int64)
     messages = [*cases.messages, RERUN_MESSAGE, None]  # index -1: None, no message
-    was_rerun = rerun[case]
-    kind[was_rerun], message[was_rerun] = RERUN, len(cases.messages)
-    for at in np.flatnonzero(attempt_sub[order]).tolist():
-        kind[at], message[at] = extras[(int(case[at]), int(attempt_sub[order[at]]))]
-    # A testcase's time covers all attempts it records; split it no further.
-    seconds = np.frombuffer(cases.time, dtype=np.float64)[case]
-    duration = np.where(alone[case], seconds, np.nan)  # NaN: none (as a time that is none)
-    line = np.frombuffer(cases.line, dtype=np.int64)[case]
     statuses, verdicts = _STATUS_OF_KIND, _VERDICT_OF_KIND
-    # In blocks: whole lists of a million values would take 36 MB each. The table keeps no
-    # metadata but usage, so a trial is its stimulus, index, status, verdict, message,
-    # duration and line.
+    previous, last_trial = -1, -1  # the stimulus of the attempt before a block, its trial
+    # A block of attempts at a time, as numpy columns made lists in C (whole columns of a
+    # million attempts would hold 8 MB each while the table grows): each stimulus's trials
+    # numbered from 0; the kind and message of its testcase, a rerun's or a Surefire
+    # attempt's own. The table keeps no metadata but usage, so a trial is its stimulus,
+    # index, status, verdict, message, duration and line.
     for start in range(0, len(order), _EMIT_BLOCK):
-        block = slice(start, start + _EMIT_BLOCK)
-        distinct, codes = np.unique(current[block], return_inverse=True)
+        at = order[start : start + _EMIT_BLOCK]
+        case = attempt_case[at]
+        current = attempt_stimulus[at]
+        count = len(at)
+        position = np.arange(count, dtype=np.int64)
+        starts = np.empty(count, dtype=bool)
+        starts[0] = current[0] != previous
+        starts[1:] = current[1:] != current[:-1]
+        run_start = np.maximum.accumulate(np.where(starts, position, -1))
+        numbers = np.where(run_start >= 0, position - run_start, last_trial + 1 + position)
+        previous, last_trial = int(current[-1]), int(numbers[-1])
+        kind = kinds_of[case]
+        message = messages_of[case].astype(np.int64)
+        was_rerun = rerun[case]
+        kind[was_rerun], message[was_rerun] = RERUN, len(cases.messages)
+        subs = attempt_sub[at]
+        for i in np.flatnonzero(subs).tolist():
+            kind[i], message[i] = extras[(int(case[i]), int(subs[i]))]
+        # A testcase's time covers all attempts it records; split it no further.
+        duration = np.where(alone[case], seconds_of[case], np.nan)  # NaN: none
+        distinct, codes = np.unique(current, return_inverse=True)
         block_names = list(map(names.__getitem__, distinct.tolist()))
-        kinds = kind[block].tolist()
-        count = len(kinds)
+        kinds = kind.tolist()
         yield TrialColumns(
             file=path,
-            lines=line[block].tolist(),
+            lines=lines_of[case].tolist(),
             stimulus=list(map(block_names.__getitem__, codes.tolist())),
             suite=[suite] * count,
-            trial=trial[block].tolist(),
+            trial=numbers.tolist(),
             status=list(map(statuses.__getitem__, kinds)),
             passed=list(map(verdicts.__getitem__, kinds)),
             score=[None] * count,
-            message=list(map(messages.__getitem__, message[block].tolist())),
-            usage={"duration_s": duration[block]},
+            message=list(map(messages.__getitem__, message.tolist())),
+            usage={"duration_s": duration},
             stimulus_codes=(codes, block_names),
         )
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -669,3 +671,26 @@ def test_gradle_merged_reruns_read_as_surefire_children(tmp_path: Path) -> None:
         "Maven Surefire's rerunFailingTestsCount (or Gradle's test-retry with merge"
     ]
     assert "re-ran 1 failing stimulus (up to 1 rerun): " in loaded.warnings[0]
+
+
+@pytest.mark.parametrize(
+    "name", ["pytest-repeat.xml", "surefire-rerun.xml", "pytest-rerun.xml", "gradle-retry.xml"]
+)
+def test_attempts_in_small_blocks_are_the_same_trials(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The attempts are handed on a block at a time, each stimulus's trials numbered on from
+    # the block before: blocks of one and two attempts give the trials one block gives.
+    from gate.ingest import IngestOptions, junit
+
+    def trials() -> list[Any]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            blocks = list(junit.read(str(FIXTURES / "junit" / name), IngestOptions()))
+        return [block.trial_at(i) for block in blocks for i in range(len(block))]
+
+    whole = trials()
+    assert len({(t.stimulus, t.trial) for t in whole}) == len(whole) > 3
+    for size in (1, 2):
+        monkeypatch.setattr(junit, "_EMIT_BLOCK", size)
+        assert trials() == whole
