@@ -313,7 +313,7 @@ class _Reading:
         undecided = (passed == -1) & status_ok
         self.score = self.outcome = None
         if (given := column("score")) is not None:
-            self.score = given.read(lambda v: _numbers(v, typed=False, unit=True))
+            self.score = given.read(lambda v: _numbers(v, unit=True))
             undecided &= self.score.where(lambda score: score is None)
         if (given := column("outcome")) is not None:
             self.outcome = given.read(_optional_texts)
@@ -327,7 +327,7 @@ class _Reading:
         used = set(mapping.values()) | {c.split(".")[0] for c in mapping.values()}
         for field in _NUMERIC_METADATA:
             if (given := column(field)) is not None:
-                self.usage[field] = given.read(lambda v: _numbers(v, typed=False, unit=False))
+                self.usage[field] = given.read(lambda v: _numbers(v, unit=False))
             elif field not in used and (plain := cells.get(field)) is not None:
                 self.usage[field] = plain.read(_metadata_values)
 

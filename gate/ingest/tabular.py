@@ -901,20 +901,15 @@ def _scatter(floats: list[float], present: Any) -> list[float | None]:
     return result
 
 
-def _numbers(values: list[Any], typed: bool, unit: bool) -> list[float | None]:
-    """Numbers (None where absent), as finite_number/unit_score (text) or json_number/
-    json_unit_score (JSON) take them: converted in C, None kept where a row has none."""
+def _numbers(values: list[Any], unit: bool) -> list[float | None]:
+    """Numbers of text cells (None where one is blank), as finite_number/unit_score take
+    them: converted in C. (JSON numbers: :func:`_json_floats`.)"""
     import numpy as np
 
-    if typed:
-        if not set(map(type, values)) <= {int, float, type(None)}:
-            raise _NotColumnar
-        given = values if None not in values else [v for v in values if v is not None]
-    elif set(map(type, values)) == {str}:  # CSV cells: a blank one has no number
-        stripped = list(map(str.strip, values))
-        given = stripped if "" not in stripped else list(filter(None, stripped))
-    else:
+    if set(map(type, values)) != {str}:
         raise _NotColumnar  # not CSV text: one by one
+    stripped = list(map(str.strip, values))
+    given = stripped if "" not in stripped else list(filter(None, stripped))
     try:
         floats = list(map(float, given))
     except (OverflowError, ValueError):  # past the float range; text that is not a number
@@ -923,8 +918,6 @@ def _numbers(values: list[Any], typed: bool, unit: bool) -> list[float | None]:
         raise _NotColumnar
     if len(given) == len(values):
         return floats  # type: ignore[return-value]
-    if typed:
-        return _scatter(floats, np.array([v is not None for v in values]))
     return _scatter(floats, np.array(list(map(bool, stripped))))
 
 
@@ -983,7 +976,7 @@ def _metadata_values(values: list[Any]) -> list[Any]:
     """:func:`_metadata_value` of each value (None where empty or missing): at once when all
     the text is numbers (the table reads only whether and which number it is)."""
     try:
-        return _numbers(values, typed=False, unit=False)  # text only: numbers, or not columnar
+        return _numbers(values, unit=False)  # text only: numbers, or not columnar
     except _NotColumnar:
         return [None if v is _MISSING or _empty(v) else _metadata_value(v) for v in values]
 
@@ -1003,10 +996,13 @@ def _columns(
     lacks the key), None when no row has the column. Raises :class:`_NotColumnar` rather
     than decide differently."""
 
+    def raw(field: str) -> list[Any] | None:
+        return get(mapping[field]) if field in mapping else None
+
     def column(field: str) -> tuple[list[Any], set[type]] | None:
         # A field's values, None where a row has none, and their types (read once: each
         # check below is a test of these, not another pass over the values).
-        values = get(mapping[field]) if field in mapping else None
+        values = raw(field)
         if values is None:
             return None
         if not typed:
@@ -1016,9 +1012,6 @@ def _columns(
             values = _absent_as_none(values, kinds)
             kinds = (kinds - {_ABSENT}) | {_NONE}
         return values, kinds
-
-    def raw(field: str) -> list[Any] | None:
-        return get(mapping[field]) if field in mapping else None
 
     stimuli = column("stimulus")
     if stimuli is None:
@@ -1088,7 +1081,7 @@ def _columns(
         scores = (
             _json_floats(*score_values, unit=True)
             if typed
-            else _numbers(score_values[0], typed, unit=True)
+            else _numbers(score_values[0], unit=True)
         )
     texts = {name: column(name) for name in ("outcome", "message", "tags")}
     for values in texts.values():
@@ -1115,7 +1108,7 @@ def _columns(
                 continue
             found = _metadata_values(plain)
         elif not typed:  # CSV cells: finite_number's numbers, or not columnar
-            found = _numbers(values[0], typed, unit=False)
+            found = _numbers(values[0], unit=False)
         elif dict in values[1]:  # {input, output, total} tokens among them: the table reads
             numeric = [v for v in values[0] if type(v) is not dict]
             _json_floats(numeric, values[1] - {dict}, unit=False)  # or not columnar
