@@ -3,9 +3,13 @@
 A row is one stimulus; its trial ``t`` lives in column ``t`` of a dense array per field,
 so a row's trials are always in trial order without sorting, and an occupied slot is how
 a duplicate is found. The first column is the occupancy column: 0 marks an empty slot.
-A trial index past the dense width (a sparse 10**30, or one stimulus with far more
-trials than the others) goes to a small per-row dictionary instead, so that the dense
-arrays never hold more than 4 slots per trial stored (or a floor of a million).
+The dense arrays never hold more than 4 slots per trial stored in them (or a floor of a
+million), so a trial index past their width has two other homes:
+
+- a row that fills slots past the width densely (one stimulus of a million trials among
+  ten thousand of ten) leaves the dense arrays for arrays of its own, one per column, at
+  most 4 slots per trial of that row, holding every trial index below their length;
+- what fills no slots densely (a sparse 10**30) goes to a small per-row dictionary.
 
 Provenance is packed into one integer per trial (:class:`ProvenancePacker`): a source id
 (the file, or a JSON-pointer prefix) and the line or position, so the sources grow with
@@ -15,8 +19,9 @@ model (:mod:`gate.table.model`) does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from gate.errors import Provenance
@@ -32,6 +37,8 @@ DENSE_FLOOR = 1 << 20
 POS_BITS = 40
 POS_MASK = (1 << POS_BITS) - 1
 MAX_SOURCES = (1 << 22) - 1
+#: A row's own arrays (see above) are never shorter: fewer cells stay in its dictionary.
+WIDE_FLOOR = 64
 #: A stand-in for a trial index past 64 bits: never dense, so its true value is kept aside.
 HUGE_INDEX = 1 << 62
 
@@ -152,7 +159,14 @@ class SlotStore:
         self._cap = 0
         self._width = 0
         self.stored = 0
-        # Trial indices at or past the width: row → index → cell (values in _names order).
+        #: cells stored per row, wherever they are
+        self._counts = np.zeros(0, dtype=np.int64)
+        # Rows stored in arrays of their own: row → name → 1-D array; its row of the dense
+        # arrays stays empty, and its trial indices past their length are in _extra.
+        self._wide: dict[int, dict[str, npt.NDArray[Any]]] = {}
+        self._is_wide = np.zeros(0, dtype=bool)
+        # Trial indices no array holds: row → index → cell (values in _names order); a
+        # row's indices here are at or past the dense width, or past its own arrays.
         self._extra: dict[int, dict[int, tuple[Any, ...]]] = {}
 
     @property
@@ -161,8 +175,8 @@ class SlotStore:
 
     @property
     def slots(self) -> int:
-        """Slots of each dense array (rows × width)."""
-        return self._cap * self._width
+        """Slots of each column: the dense arrays' (rows × width) and the wide rows'."""
+        return self._cap * self._width + sum(len(a[self.occupancy]) for a in self._wide.values())
 
     def has(self, name: str) -> bool:
         return name in self._dense
@@ -173,6 +187,8 @@ class SlotStore:
             return
         column = self._columns[name]
         self._dense[name] = init(self._dense[self.occupancy]).astype(column.dtype)
+        for arrays in self._wide.values():
+            arrays[name] = init(arrays[self.occupancy]).astype(column.dtype)
         position = self._names.index(self.occupancy)
         for cells in self._extra.values():
             for t, cell in cells.items():
@@ -187,7 +203,8 @@ class SlotStore:
         cap = self._cap
         if rows > cap:
             cap = 1 << (rows - 1).bit_length()
-        budget = max(DENSE_FLOOR, 4 * (self.stored + incoming))
+        wide = int(self._counts[list(self._wide)].sum()) if self._wide else 0
+        budget = max(DENSE_FLOOR, 4 * (self.stored - wide + incoming))
         room = 1 << ((budget // cap).bit_length() - 1)  # the widest power of two in budget
         fitting = int(indices[indices < room].max(initial=-1))
         width = self._width
@@ -210,6 +227,10 @@ class SlotStore:
         cap = max(1, min(rows, self._cap))
         if cap < self._cap or width < self._width:
             self._reshape(cap, min(width, self._width))
+        for arrays in self._wide.values():
+            length = int(np.flatnonzero(arrays[self.occupancy])[-1]) + 1
+            for name, array in arrays.items():
+                arrays[name] = array[:length].copy()
 
     def _reshape(self, cap: int, width: int) -> None:
         """Reallocate to ``cap`` rows × ``width`` slots; cells move so that a trial index is
@@ -229,23 +250,29 @@ class SlotStore:
             new[:used, keep:] = fill
             new[used:] = fill
             self._dense[name] = new
+        for name in ("_counts", "_is_wide"):
+            old = getattr(self, name)
+            new = np.zeros(cap, dtype=old.dtype)
+            new[:used] = old[:used]
+            setattr(self, name, new)
         self._cap, self._width = cap, width
         if self._extra:
             self._unspill()
 
     def _spill(self, width: int) -> None:
-        """Move the cells at indices ≥ ``width`` to the overflow dicts."""
+        """Move the cells at indices ≥ ``width`` aside (:meth:`_put_aside`)."""
         import numpy as np
 
         rows, columns = np.nonzero(self._dense[self.occupancy][: self._cap, width:])
-        for row, column in zip(rows.tolist(), columns.tolist(), strict=True):
-            t = column + width
-            cell = tuple(self._dense[name][row, t].item() for name in self._names)
-            self._extra.setdefault(row, {})[t] = cell
+        if rows.size:
+            values = {name: self._dense[name][rows, columns + width] for name in self._names}
+            self._put_aside(rows, columns + width, values, None, width)
 
     def _unspill(self) -> None:
         """Move overflow cells that the (wider) dense arrays can now hold into them."""
         for row in list(self._extra):
+            if row in self._wide:
+                continue
             cells = self._extra[row]
             for t in [t for t in cells if t < self._width]:
                 for name, value in zip(self._names, cells.pop(t), strict=True):
@@ -266,7 +293,7 @@ class SlotStore:
         import numpy as np
 
         width = self._width
-        dense = indices < width
+        dense = self._dense_mask(rows, indices)
         dense_at = np.flatnonzero(dense)
         flat = rows[dense_at] * width + indices[dense_at]
         seen_before = dense_at[_flat(self._dense[self.occupancy])[flat] != 0]
@@ -277,15 +304,64 @@ class SlotStore:
             candidates.append(int(seen_before.min()))
         if repeats.size:
             candidates.append(int(dense_at[repeats].min()))
-        keys = exact if exact is not None else indices.tolist()
-        seen: set[tuple[int, int]] = set()
-        for i in np.flatnonzero(~dense).tolist():
-            key = (int(rows[i]), int(keys[i]))
-            if key in seen or self.occupied(*key):
-                candidates.append(i)
-                break
-            seen.add(key)
+        aside = np.flatnonzero(~dense)
+        if aside.size:
+            found = self._first_aside_duplicate(
+                rows[aside],
+                indices[aside],
+                None if exact is None else [exact[i] for i in aside.tolist()],
+            )
+            if found is not None:
+                candidates.append(int(aside[found]))
         return min(candidates, default=None)
+
+    def _first_aside_duplicate(
+        self,
+        rows: npt.NDArray[np.int64],
+        indices: npt.NDArray[np.int64],
+        exact: Sequence[int] | None,
+    ) -> int | None:
+        """:meth:`first_duplicate` among cells past the dense arrays."""
+        import numpy as np
+
+        candidates: list[int] = []
+        if exact is not None:  # indices past 64 bits: few, and only their exact values tell
+            seen: set[tuple[int, int]] = set()
+            for i in np.flatnonzero(indices >= HUGE_INDEX).tolist():
+                key = (int(rows[i]), exact[i])
+                if key in seen or self.occupied(*key):
+                    candidates.append(i)
+                    break
+                seen.add(key)
+        order = np.lexsort((indices, rows))
+        order = order[indices[order] < HUGE_INDEX]
+        same = (rows[order[1:]] == rows[order[:-1]]) & (indices[order[1:]] == indices[order[:-1]])
+        candidates += order[1:][same].tolist()  # later ones of equal keys (lexsort is stable)
+        held = self._is_wide[rows]
+        if self._extra:
+            held |= np.isin(rows, np.fromiter(self._extra, dtype=np.int64))
+        held &= indices < HUGE_INDEX
+        for row, mine in _by_row(rows, np.flatnonzero(held)):
+            arrays = self._wide.get(row)
+            if arrays is not None:
+                occupancy = arrays[self.occupancy]
+                inside = mine[indices[mine] < occupancy.size]
+                hits = inside[occupancy[indices[inside]] != 0]
+                candidates += hits[:1].tolist()
+            cells = self._extra.get(row)
+            if cells:
+                hit = next((i for i in mine.tolist() if int(indices[i]) in cells), None)
+                candidates += [] if hit is None else [hit]
+        return min(candidates, default=None)
+
+    def _dense_mask(
+        self, rows: npt.NDArray[np.int64], indices: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.bool_]:
+        """Which (row, index) cells belong in the dense arrays."""
+        dense = indices < self._width
+        if self._wide:
+            dense &= ~self._is_wide[rows]
+        return dense
 
     def put(
         self,
@@ -299,7 +375,7 @@ class SlotStore:
         import numpy as np
 
         width = self._width
-        dense = indices < width
+        dense = self._dense_mask(rows, indices)
         take = np.flatnonzero(dense)
         flat = rows[take] * width + indices[take]
         for name in self._names:
@@ -307,30 +383,112 @@ class SlotStore:
             _flat(self._dense[name])[flat] = (
                 given[take] if given is not None else self._columns[name].fill
             )
-        spill = np.flatnonzero(~dense).tolist()
-        if spill:
+        self._counts += np.bincount(rows, minlength=self._cap)
+        self.stored += len(indices)
+        spill = np.flatnonzero(~dense)
+        if spill.size:
+            self._put_aside(
+                rows[spill],
+                indices[spill],
+                {name: values[name][spill] for name in self._names if name in values},
+                None if exact is None else [exact[i] for i in spill.tolist()],
+                width,
+            )
+
+    def _put_aside(
+        self,
+        rows: npt.NDArray[np.int64],
+        indices: npt.NDArray[np.int64],
+        values: Mapping[str, npt.NDArray[Any]],
+        exact: Sequence[int] | None,
+        width: int,
+    ) -> None:
+        """Store cells that the dense arrays (``width`` slots a row) do not hold: in their
+        row's own arrays, made or grown here while they stay within 4 slots per trial of
+        the row (counted already), or else in ``_extra``."""
+        import numpy as np
+
+        counts = self._counts[rows]
+        # A row can have arrays of its own if 4 slots per trial reach past its dense width.
+        roomy = self._is_wide[rows] | ((4 * counts > width) & (4 * counts >= WIDE_FLOOR))
+        roomy &= indices < HUGE_INDEX
+        parts = [np.flatnonzero(~roomy)]  # the cells for _extra
+        for row, mine in _by_row(rows, np.flatnonzero(roomy)):
+            own = indices[mine]
+            room = 1 << ((4 * int(self._counts[row])).bit_length() - 1)
+            length = self._widen(row, own[own < room], room, width)
+            inside = own < length
+            if length:
+                arrays = self._wide[row]
+                for name in self._names:
+                    given = values.get(name)
+                    arrays[name][own[inside]] = (
+                        given[mine[inside]] if given is not None else self._columns[name].fill
+                    )
+            parts.append(mine[~inside])
+        loose = np.sort(np.concatenate(parts))
+        if loose.size:
             keys = exact if exact is not None else indices.tolist()
             columns = [
-                values[n].tolist() if n in values else None for n in self._names
+                values[n][loose].tolist() if n in values else None for n in self._names
             ]  # fmt: skip
-            for i in spill:
+            for j, i in enumerate(loose.tolist()):
                 cell = tuple(
-                    column[i] if column is not None else self._columns[name].fill
+                    column[j] if column is not None else self._columns[name].fill
                     for name, column in zip(self._names, columns, strict=True)
                 )
                 self._extra.setdefault(int(rows[i]), {})[int(keys[i])] = cell
-        self.stored += len(indices)
+
+    def _widen(self, row: int, incoming: npt.NDArray[np.int64], room: int, width: int) -> int:
+        """Make or grow ``row``'s own arrays to hold ``incoming`` indices (all below
+        ``room``); the length of its arrays after, 0 if it stays in the dense arrays."""
+        import numpy as np
+
+        arrays = self._wide.get(row)
+        length = width if arrays is None else len(arrays[self.occupancy])
+        top = int(incoming.max(initial=-1))
+        if top < length:
+            return 0 if arrays is None else length
+        grown = min(room, max(WIDE_FLOOR, 1 << top.bit_length()))
+        new: dict[str, npt.NDArray[Any]] = {}
+        for name in self._names:
+            fill = self._columns[name].fill
+            dense = self._dense[name]
+            old = dense[row, : min(width, dense.shape[1])] if arrays is None else arrays[name]
+            array = np.empty(grown, dtype=dense.dtype)
+            array[: old.size] = old
+            array[old.size :] = fill
+            new[name] = array
+            if arrays is None:
+                dense[row] = fill
+        self._wide[row] = new
+        self._is_wide[row] = True
+        cells = self._extra.get(row, {})
+        for t in [t for t in cells if t < grown]:
+            for name, value in zip(self._names, cells.pop(t), strict=True):
+                new[name][t] = value
+        if row in self._extra and not cells:
+            del self._extra[row]
+        return grown
 
     # -- reading ------------------------------------------------------------------------
 
     def occupied(self, row: int, t: int) -> bool:
-        if t < self._width:
+        arrays = self._wide.get(row)
+        if arrays is not None:
+            if t < len(arrays[self.occupancy]):
+                return bool(arrays[self.occupancy][t])
+        elif t < self._width:
             return bool(self._dense[self.occupancy][row, t])
         return t in self._extra.get(row, ())
 
     def value(self, row: int, t: int, name: str) -> Any:
         """The ``name`` value of an occupied slot."""
-        if t < self._width:
+        arrays = self._wide.get(row)
+        if arrays is not None:
+            if t < len(arrays[name]):
+                return arrays[name][t].item()
+        elif t < self._width:
             return self._dense[name][row, t].item()
         return self._extra[row][t][self._names.index(name)]
 
@@ -340,10 +498,12 @@ class SlotStore:
 
         if row < 0 or row >= self._cap:
             return [], [[] for _ in names]
-        occupancy = self._dense[self.occupancy][row, : self._width]
-        columns = np.flatnonzero(occupancy)
+        arrays = self._wide.get(row)
+        if arrays is None:
+            arrays = {name: self._dense[name][row, : self._width] for name in self._names}
+        columns = np.flatnonzero(arrays[self.occupancy])
         indices = columns.tolist()
-        lists = [self._dense[name][row, columns].tolist() for name in names]
+        lists = [arrays[name][columns].tolist() for name in names]
         extra = self._extra.get(row)
         if extra:
             positions = [self._names.index(name) for name in names]
@@ -357,7 +517,13 @@ class SlotStore:
         """The occupancy values of ``row`` in trial order, empty slots (0) included."""
         if row < 0 or row >= self._cap:
             return b""
-        data = self._dense[self.occupancy][row, : self._width].tobytes()
+        wide = self._wide.get(row)
+        occupancy = (
+            self._dense[self.occupancy][row, : self._width]
+            if wide is None
+            else wide[self.occupancy]
+        )
+        data = occupancy.tobytes()
         extra = self._extra.get(row)
         if extra:
             position = self._names.index(self.occupancy)
@@ -375,8 +541,9 @@ class SlotStore:
         whole = (rows >= 0) & (rows < self._cap)
         if not whole.any():
             return np.zeros((rows.size, 0), dtype=np.uint8), whole
-        if self._extra:
-            whole &= ~np.isin(rows, np.fromiter(self._extra, dtype=np.int64))
+        if self._extra or self._wide:
+            aside = np.fromiter([*self._extra, *self._wide], dtype=np.int64)
+            whole &= ~np.isin(rows, aside)
         block = self._dense[self.occupancy][np.where(whole, rows, 0), : self._width]
         block[~whole] = 0
         return block, whole
@@ -390,6 +557,8 @@ class SlotStore:
         occupancy = self._dense[self.occupancy][: min(rows, self._cap), : self._width]
         for value in chosen:
             counts[: occupancy.shape[0], value] = np.count_nonzero(occupancy == value, axis=1)
+            for row, arrays in self._wide.items():
+                counts[row, value] += np.count_nonzero(arrays[self.occupancy] == value)
         position = self._names.index(self.occupancy)
         for row, cells in self._extra.items():
             for cell in cells.values():
@@ -416,6 +585,9 @@ class SlotStore:
                 (column - step) + total[:used],
             )
             total[:used] = step
+        for row, arrays in self._wide.items():  # their dense rows are empty: sums of 0
+            values = arrays[name][arrays[self.occupancy] != 0].tolist()
+            total[row], compensation[row] = neumaier(0.0, 0.0, values)
         position = self._names.index(name)
         for row, cells in self._extra.items():
             ordered = [cells[t][position] for t in sorted(cells)]
@@ -439,21 +611,39 @@ class SlotStore:
         del which  # a million trials: 8 MB each, not kept while the columns are gathered
         arrays = [self._dense[name][row_of, columns] for name in names]
         del columns
-        extra_rows: list[int] = []
-        extra_values: list[list[Any]] = [[] for _ in names]
+        parts_rows = [row_of]
+        parts = [[a] for a in arrays]
         positions = [self._names.index(name) for name in names]
         for row in chosen.tolist():
-            for t in sorted(self._extra.get(row, ())):
-                extra_rows.append(row)
-                for values, position in zip(extra_values, positions, strict=True):
-                    values.append(self._extra[row][t][position])
-        if extra_rows:
-            row_of = np.concatenate([row_of, np.array(extra_rows, dtype=np.int64)])
-            arrays = [
-                np.concatenate([a, np.array(v, dtype=a.dtype)])
-                for a, v in zip(arrays, extra_values, strict=True)
-            ]
+            wide = self._wide.get(row)
+            if wide is not None:
+                occupied = np.flatnonzero(wide[self.occupancy])
+                parts_rows.append(np.full(occupied.size, row, dtype=np.int64))
+                for part, name in zip(parts, names, strict=True):
+                    part.append(wide[name][occupied])
+            cells = self._extra.get(row)
+            if cells:
+                ordered = sorted(cells)
+                parts_rows.append(np.full(len(ordered), row, dtype=np.int64))
+                for part, position in zip(parts, positions, strict=True):
+                    values = [cells[t][position] for t in ordered]
+                    part.append(np.array(values, dtype=part[0].dtype))
+        if len(parts_rows) > 1:
+            row_of = np.concatenate(parts_rows)
+            arrays = [np.concatenate(part) for part in parts]
         return row_of, arrays
+
+
+def _by_row(
+    rows: npt.NDArray[np.int64], at: npt.NDArray[np.int64]
+) -> Iterator[tuple[int, npt.NDArray[np.int64]]]:
+    """The positions ``at`` grouped by their row: (row, its positions in ascending order)."""
+    import numpy as np
+
+    order = at[np.argsort(rows[at], kind="stable")]
+    bounds = [*np.flatnonzero(np.diff(rows[order], prepend=-1)).tolist(), order.size]
+    for start, end in pairwise(bounds):
+        yield int(rows[order[start]]), order[start:end]
 
 
 def neumaier(total: float, compensation: float, values: Iterable[float]) -> tuple[float, float]:

@@ -173,6 +173,32 @@ def test_a_ragged_suite_stays_within_its_memory_budget(tmp_path: Path) -> None:
     assert len(table) == 35_000
 
 
+def test_a_stimulus_far_longer_than_the_others_is_read_and_checked_like_any(
+    tmp_path: Path,
+) -> None:
+    # 10,000 stimuli of one trial leave the dense arrays 8 slots wide; the long stimulus,
+    # its trials out of order, gets arrays of its own, and a repeat of one of them is
+    # reported at both lines.
+    rng = random.Random(5)
+    order = list(range(3_000))
+    rng.shuffle(order)
+    lines = [json.dumps({"stimulus": f"s{s}", "trial": 0, "passed": s % 4 == 0})
+             for s in range(10_000)]  # fmt: skip
+    lines += [json.dumps({"stimulus": "long", "trial": t, "passed": t % 3 == 0}) for t in order]
+    path = tmp_path / "long.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fast, _ = load([str(path)])
+    assert snapshot(fast) == snapshot(strict_table([path]))
+    assert list(fast._store._wide) == [fast.stimuli[("default", "long")]._row]
+    assert fast._store._extra == {}
+    assert fast.stimuli[("default", "long")].passed == [t % 3 == 0 for t in range(3_000)]
+    line = 10_001 + order.index(1_500)
+    again = json.dumps({"stimulus": "long", "trial": 1_500, "passed": True})
+    path.write_text("\n".join([*lines, again]) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=f"first at {path}:{line}, again at {path}:13001"):
+        load([str(path)])
+
+
 def test_options_suite_and_bare_carriage_returns(tmp_path: Path) -> None:
     lines = [json.dumps({"stimulus": "a", "trial": t, "passed": True}) for t in range(40)]
     path = tmp_path / "old-mac.jsonl"
