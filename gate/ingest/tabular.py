@@ -513,8 +513,17 @@ class _CsvColumns:
 
 @functools.cache
 def _blank_line(delimiter: str) -> re.Pattern[str]:
-    """A line of nothing but delimiters and white space (as ``str.strip`` counts it)."""
-    return re.compile(rf"(?m)^[\s{re.escape(delimiter)}]*\n")
+    """A line end, then a line of nothing but delimiters and white space (as ``str.strip``
+    counts it). Starting at the line end, not at ``(?m)^``, lets the regex engine jump from
+    one line end to the next: 0.8 ms a MiB instead of 5.4 (0.25 s of a 54 MB CSV)."""
+    return re.compile(rf"\n[\s{re.escape(delimiter)}]*\n")
+
+
+def _has_blank_line(text: str, delimiter: str) -> bool:
+    """Whether a line of ``text`` holds nothing but delimiters and white space."""
+    pattern = _blank_line(delimiter)
+    first = text[: text.find("\n") + 1]  # the first line has no line end before it
+    return pattern.match("\n" + first) is not None or pattern.search(text) is not None
 
 
 def _plain_cells(
@@ -532,7 +541,7 @@ def _plain_cells(
     # A row of blank cells (a spreadsheet's export), which the row reader leaves out, is a
     # line of delimiters and spaces: such a block is read by the loop below that leaves it
     # out. (Looking for width - 1 delimiters in a row found any delimiter at width 2.)
-    maybe_blank_row = _blank_line(delimiter).search(text) is not None
+    maybe_blank_row = _has_blank_line(text, delimiter)
     if '"' not in text and not maybe_blank_row:
         rows = text.replace("\r\n", "\n").split("\n")
         if rows[-1] == "":
@@ -881,44 +890,39 @@ def _vocabulary(values: list[Any], read: Any) -> list[Any]:
     return list(map(_distinct(values, read).__getitem__, values))
 
 
-def _finite(floats: list[float], unit: bool) -> bool:
-    """Whether every number is finite (and, ``unit``, in [0, 1])."""
-    import numpy as np
-
-    array = np.array(floats, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        inside = (array >= 0.0) & (array <= 1.0) if unit else np.isfinite(array)
-    return bool(inside.all())
-
-
-def _scatter(floats: list[float], present: Any) -> list[float | None]:
-    """``floats`` at the rows where ``present`` (a boolean array) is true, None elsewhere."""
-    import numpy as np
-
-    out = np.full(len(present), None, dtype=object)
-    out[present] = np.array(floats, dtype=object)
-    result: list[float | None] = out.tolist()
-    return result
-
-
 def _numbers(values: list[Any], unit: bool) -> list[float | None]:
-    """Numbers of text cells (None where one is blank), as finite_number/unit_score take
-    them: converted in C. (JSON numbers: :func:`_json_floats`.)"""
+    """:func:`_text_floats` as a list, None where a cell is blank."""
+    import numpy as np
+
+    array = _text_floats(values, unit)
+    floats: list[float | None] = array.tolist()
+    return [None if f != f else f for f in floats] if np.isnan(array).any() else floats
+
+
+def _text_floats(values: list[Any], unit: bool) -> npt.NDArray[np.float64]:
+    """Numbers of text cells as finite_number/unit_score take them, NaN where a cell is
+    blank (no cell reads as NaN: that is not finite): converted in C. (JSON numbers:
+    :func:`_json_floats`.)"""
     import numpy as np
 
     if set(map(type, values)) != {str}:
         raise _NotColumnar  # not CSV text: one by one
     stripped = list(map(str.strip, values))
-    given = stripped if "" not in stripped else list(filter(None, stripped))
+    blank = "" in stripped
+    given = list(filter(None, stripped)) if blank else stripped
     try:
-        floats = list(map(float, given))
+        floats = np.fromiter(map(float, given), dtype=np.float64, count=len(given))
     except (OverflowError, ValueError):  # past the float range; text that is not a number
         raise _NotColumnar from None
-    if not _finite(floats, unit):
+    with np.errstate(invalid="ignore"):
+        inside = (floats >= 0.0) & (floats <= 1.0) if unit else np.isfinite(floats)
+    if not inside.all():
         raise _NotColumnar
-    if len(given) == len(values):
-        return floats  # type: ignore[return-value]
-    return _scatter(floats, np.array(list(map(bool, stripped))))
+    if not blank:
+        return floats
+    array = np.full(len(values), math.nan)
+    array[np.fromiter(map(len, stripped), dtype=np.int64, count=len(stripped)) > 0] = floats
+    return array
 
 
 def _json_floats(values: list[Any], kinds: set[type], unit: bool) -> npt.NDArray[np.float64]:
@@ -1081,7 +1085,7 @@ def _columns(
         scores = (
             _json_floats(*score_values, unit=True)
             if typed
-            else _numbers(score_values[0], unit=True)
+            else _text_floats(score_values[0], unit=True)
         )
     texts = {name: column(name) for name in ("outcome", "message", "tags")}
     for values in texts.values():
@@ -1108,7 +1112,7 @@ def _columns(
                 continue
             found = _metadata_values(plain)
         elif not typed:  # CSV cells: finite_number's numbers, or not columnar
-            found = _numbers(values[0], unit=False)
+            found = _text_floats(values[0], unit=False)
         elif dict in values[1]:  # {input, output, total} tokens among them: the table reads
             numeric = [v for v in values[0] if type(v) is not dict]
             _json_floats(numeric, values[1] - {dict}, unit=False)  # or not columnar
