@@ -605,7 +605,7 @@ def _csv_blocks(source: _CsvFile) -> Generator[TrialColumns | Trial, None, tuple
                     return (start, first_line)
                 held, held_at = block_lines, (start, first_line)
                 continue
-            if b"\r" in data.replace(b"\r\n", b"\n"):
+            if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):  # a bare CR
                 return (start, first_line)
             if max(map(len, block_lines)) > limits.CSV_FIELD_CHARS.value():
                 return (start, first_line)  # a cell may be over the csv module's limit: it says

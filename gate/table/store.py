@@ -7,8 +7,10 @@ The dense arrays never hold more than 4 slots per trial stored in them (or a flo
 million), so a trial index past their width has two other homes:
 
 - a row that fills slots past the width densely (one stimulus of a million trials among
-  ten thousand of ten) leaves the dense arrays for arrays of its own, one per column, at
-  most 4 slots per trial of that row, holding every trial index below their length;
+  ten thousand of ten) leaves the dense arrays for a segment of its own in a pool (one
+  1-D array per column), at most 4 slots per trial of that row, holding every trial
+  index below its length; segments grow by doubling, at the pool's top, and are written
+  and read for many rows at once;
 - what fills no slots densely (a sparse 10**30) goes to a small per-row dictionary.
 
 Provenance is packed into one integer per trial (:class:`ProvenancePacker`): a source id
@@ -19,9 +21,8 @@ model (:mod:`gate.table.model`) does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from gate.errors import Provenance
@@ -37,7 +38,7 @@ DENSE_FLOOR = 1 << 20
 POS_BITS = 40
 POS_MASK = (1 << POS_BITS) - 1
 MAX_SOURCES = (1 << 22) - 1
-#: A row's own arrays (see above) are never shorter: fewer cells stay in its dictionary.
+#: A wide row's segment (see above) is never shorter: fewer cells stay in its dictionary.
 WIDE_FLOOR = 64
 #: A stand-in for a trial index past 64 bits: never dense, so its true value is kept aside.
 HUGE_INDEX = 1 << 62
@@ -144,7 +145,8 @@ def _flat(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
 
 
 class SlotStore:
-    """Cells of (row, trial index) slots in dense arrays, overflow in per-row dicts."""
+    """Cells of (row, trial index) slots: dense arrays, wide rows' segments of a pool, and
+    per-row dicts for the rest (see the module docstring)."""
 
     def __init__(self, columns: Sequence[Column]) -> None:
         import numpy as np
@@ -161,12 +163,19 @@ class SlotStore:
         self.stored = 0
         #: cells stored per row, wherever they are
         self._counts = np.zeros(0, dtype=np.int64)
-        # Rows stored in arrays of their own: row → name → 1-D array; its row of the dense
-        # arrays stays empty, and its trial indices past their length are in _extra.
-        self._wide: dict[int, dict[str, npt.NDArray[Any]]] = {}
-        self._is_wide = np.zeros(0, dtype=bool)
+        # Wide rows: row r's trial t < _length[r] is at _offset[r] + t of the pool (one
+        # 1-D array per column); its row of the dense arrays stays empty, and its indices
+        # at or past _length[r] are in _extra. _length 0: not a wide row. A row that grows
+        # moves to the pool's top, leaving its old segment unused until the pool is packed.
+        self._offset = np.zeros(0, dtype=np.int64)
+        self._length = np.zeros(0, dtype=np.int64)
+        self._pool: dict[str, npt.NDArray[Any]] = {
+            name: np.zeros(0, dtype=self._columns[name].dtype) for name in self._names
+        }
+        self._top = 0  # the pool's slots in use or left behind
+        self._live = 0  # the wide rows' slots
         # Trial indices no array holds: row → index → cell (values in _names order); a
-        # row's indices here are at or past the dense width, or past its own arrays.
+        # row's indices here are at or past the dense width, or past its wide length.
         self._extra: dict[int, dict[int, tuple[Any, ...]]] = {}
 
     @property
@@ -175,8 +184,8 @@ class SlotStore:
 
     @property
     def slots(self) -> int:
-        """Slots of each column: the dense arrays' (rows × width) and the wide rows'."""
-        return self._cap * self._width + sum(len(a[self.occupancy]) for a in self._wide.values())
+        """Slots allocated for each column: the dense arrays' (rows × width) and the pool's."""
+        return self._cap * self._width + len(self._pool[self.occupancy])
 
     def has(self, name: str) -> bool:
         return name in self._dense
@@ -187,8 +196,7 @@ class SlotStore:
             return
         column = self._columns[name]
         self._dense[name] = init(self._dense[self.occupancy]).astype(column.dtype)
-        for arrays in self._wide.values():
-            arrays[name] = init(arrays[self.occupancy]).astype(column.dtype)
+        self._pool[name] = init(self._pool[self.occupancy]).astype(column.dtype)
         position = self._names.index(self.occupancy)
         for cells in self._extra.values():
             for t, cell in cells.items():
@@ -203,7 +211,7 @@ class SlotStore:
         cap = self._cap
         if rows > cap:
             cap = 1 << (rows - 1).bit_length()
-        wide = int(self._counts[list(self._wide)].sum()) if self._wide else 0
+        wide = int(self._counts[self._length > 0].sum()) if self._live else 0
         budget = max(DENSE_FLOOR, 4 * (self.stored - wide + incoming))
         room = 1 << ((budget // cap).bit_length() - 1)  # the widest power of two in budget
         fitting = int(indices[indices < room].max(initial=-1))
@@ -216,7 +224,8 @@ class SlotStore:
 
     def compact(self, rows: int) -> None:
         """Give back the room growth left (rows and slots grow by doubling): keep ``rows``
-        rows, the ones in use, and the slots up to the highest trial index stored densely.
+        rows, the ones in use, and the slots up to the highest trial index stored densely;
+        each wide row's segment up to its highest trial index, nothing left behind.
         A table of 10,000 stimuli × 100 trials kept 16,384 × 128 slots; now 10,000 × 100."""
         import numpy as np
 
@@ -227,10 +236,14 @@ class SlotStore:
         cap = max(1, min(rows, self._cap))
         if cap < self._cap or width < self._width:
             self._reshape(cap, min(width, self._width))
-        for arrays in self._wide.values():
-            length = int(np.flatnonzero(arrays[self.occupancy])[-1]) + 1
-            for name, array in arrays.items():
-                arrays[name] = array[:length].copy()
+        if self._live:
+            wide = np.flatnonzero(self._length)
+            occupancy = self._pool[self.occupancy]
+            for row, offset, length in zip(
+                wide.tolist(), self._offset[wide].tolist(), self._length[wide].tolist(), strict=True
+            ):
+                self._length[row] = np.flatnonzero(occupancy[offset : offset + length])[-1] + 1
+            self._pack(0, exact=True)
 
     def _reshape(self, cap: int, width: int) -> None:
         """Reallocate to ``cap`` rows × ``width`` slots; cells move so that a trial index is
@@ -250,11 +263,11 @@ class SlotStore:
             new[:used, keep:] = fill
             new[used:] = fill
             self._dense[name] = new
-        for name in ("_counts", "_is_wide"):
-            old = getattr(self, name)
-            new = np.zeros(cap, dtype=old.dtype)
-            new[:used] = old[:used]
-            setattr(self, name, new)
+        for attribute in ("_counts", "_offset", "_length"):
+            old = getattr(self, attribute)
+            resized = np.zeros(cap, dtype=old.dtype)
+            resized[:used] = old[:used]
+            setattr(self, attribute, resized)
         self._cap, self._width = cap, width
         if self._extra:
             self._unspill()
@@ -271,7 +284,7 @@ class SlotStore:
     def _unspill(self) -> None:
         """Move overflow cells that the (wider) dense arrays can now hold into them."""
         for row in list(self._extra):
-            if row in self._wide:
+            if self._length[row]:
                 continue
             cells = self._extra[row]
             for t in [t for t in cells if t < self._width]:
@@ -279,6 +292,87 @@ class SlotStore:
                     self._dense[name][row, t] = value
             if not cells:
                 del self._extra[row]
+
+    # -- the pool of wide rows ------------------------------------------------------------
+
+    def _segments(
+        self, rows: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(row, trial index, pool position) of every slot of the wide ``rows``, each row's
+        in trial order, the rows in the order given."""
+        import numpy as np
+
+        lengths = self._length[rows]
+        row_of = np.repeat(rows, lengths)
+        starts = np.cumsum(lengths) - lengths
+        t_of = np.arange(row_of.size, dtype=np.int64) - np.repeat(starts, lengths)
+        return row_of, t_of, np.repeat(self._offset[rows], lengths) + t_of
+
+    def _pack(self, extra: int, exact: bool = False) -> None:
+        """Rewrite the pool with only the wide rows' segments, in row order, and room for
+        ``extra`` more slots (doubling, unless ``exact``)."""
+        import numpy as np
+
+        wide = np.flatnonzero(self._length)
+        _, _, positions = self._segments(wide)
+        live = positions.size
+        size = live + extra if exact else max(live + extra, 2 * live)
+        for name, old in self._pool.items():
+            new = np.empty(size, dtype=old.dtype)
+            new[:live] = old[positions]
+            self._pool[name] = new
+        lengths = self._length[wide]
+        self._offset[wide] = np.cumsum(lengths) - lengths
+        self._top = self._live = live
+
+    def _reserve(self, size: int) -> None:
+        """Room for ``size`` more slots at the pool's top."""
+        import numpy as np
+
+        capacity = len(self._pool[self.occupancy])
+        if self._top + size <= capacity:
+            return
+        if self._top - self._live > self._live:  # more left behind than in use: pack
+            self._pack(size)
+            return
+        grown = max(self._top + size, 2 * capacity)
+        for name, old in self._pool.items():
+            new = np.empty(grown, dtype=old.dtype)
+            new[: self._top] = old[: self._top]
+            self._pool[name] = new
+
+    def _widen(self, row: int, length: int, width: int) -> None:
+        """Make ``row`` a wide row of ``length`` slots, or grow it to that: its cells move
+        from the dense arrays (``width`` slots a row there), its old segment and ``_extra``."""
+        old_length = int(self._length[row])
+        self._reserve(length)  # which may pack the pool: the row's offset is read after
+        old_offset = int(self._offset[row])
+        at_top = bool(old_length) and old_offset + old_length == self._top
+        offset = old_offset if at_top else self._top
+        for name in self._names:
+            pool = self._pool[name]
+            fill = self._columns[name].fill
+            if at_top:
+                pool[offset + old_length : offset + length] = fill
+                continue
+            if old_length:
+                kept = pool[old_offset : old_offset + old_length]
+            else:
+                dense = self._dense[name]
+                kept = dense[row, : min(width, dense.shape[1])]
+            pool[offset : offset + kept.size] = kept
+            pool[offset + kept.size : offset + length] = fill
+            if not old_length:
+                dense[row] = fill
+        self._top = offset + length
+        self._live += length - old_length
+        self._offset[row], self._length[row] = offset, length
+        cells = self._extra.get(row, {})
+        for t in [t for t in cells if t < length]:
+            for name, value in zip(self._names, cells.pop(t), strict=True):
+                self._pool[name][offset + t] = value
+        if row in self._extra and not cells:
+            del self._extra[row]
 
     # -- writing ------------------------------------------------------------------------
 
@@ -333,25 +427,22 @@ class SlotStore:
                     candidates.append(i)
                     break
                 seen.add(key)
+        small = indices < HUGE_INDEX
         order = np.lexsort((indices, rows))
-        order = order[indices[order] < HUGE_INDEX]
+        order = order[small[order]]
         same = (rows[order[1:]] == rows[order[:-1]]) & (indices[order[1:]] == indices[order[:-1]])
-        candidates += order[1:][same].tolist()  # later ones of equal keys (lexsort is stable)
-        held = self._is_wide[rows]
+        later = order[1:][same]  # the later ones of equal keys (lexsort is stable)
+        candidates += [int(later.min())] if later.size else []
+        inside = np.flatnonzero(indices < self._length[rows])
+        position = self._offset[rows[inside]] + indices[inside]
+        candidates += inside[self._pool[self.occupancy][position] != 0][:1].tolist()
         if self._extra:
-            held |= np.isin(rows, np.fromiter(self._extra, dtype=np.int64))
-        held &= indices < HUGE_INDEX
-        for row, mine in _by_row(rows, np.flatnonzero(held)):
-            arrays = self._wide.get(row)
-            if arrays is not None:
-                occupancy = arrays[self.occupancy]
-                inside = mine[indices[mine] < occupancy.size]
-                hits = inside[occupancy[indices[inside]] != 0]
-                candidates += hits[:1].tolist()
-            cells = self._extra.get(row)
-            if cells:
-                hit = next((i for i in mine.tolist() if int(indices[i]) in cells), None)
-                candidates += [] if hit is None else [hit]
+            maybe = small & np.isin(rows, np.fromiter(self._extra, dtype=np.int64))
+            maybe[inside] = False
+            for i in np.flatnonzero(maybe).tolist():
+                if int(indices[i]) in self._extra[int(rows[i])]:
+                    candidates.append(i)
+                    break
         return min(candidates, default=None)
 
     def _dense_mask(
@@ -359,8 +450,8 @@ class SlotStore:
     ) -> npt.NDArray[np.bool_]:
         """Which (row, index) cells belong in the dense arrays."""
         dense = indices < self._width
-        if self._wide:
-            dense &= ~self._is_wide[rows]
+        if self._live:
+            dense &= self._length[rows] == 0
         return dense
 
     def put(
@@ -404,93 +495,92 @@ class SlotStore:
         width: int,
     ) -> None:
         """Store cells that the dense arrays (``width`` slots a row) do not hold: in their
-        row's own arrays, made or grown here while they stay within 4 slots per trial of
-        the row (counted already), or else in ``_extra``."""
+        row's segment of the pool, made or grown here while it stays within 4 slots per
+        trial of the row (counted already), or else in ``_extra``."""
         import numpy as np
 
         counts = self._counts[rows]
-        # A row can have arrays of its own if 4 slots per trial reach past its dense width.
-        roomy = self._is_wide[rows] | ((4 * counts > width) & (4 * counts >= WIDE_FLOOR))
+        lengths = self._length[rows]
+        # A row can be wide if 4 slots per trial reach past its dense width.
+        roomy = (lengths > 0) | ((4 * counts > width) & (4 * counts >= WIDE_FLOOR))
         roomy &= indices < HUGE_INDEX
-        parts = [np.flatnonzero(~roomy)]  # the cells for _extra
-        for row, mine in _by_row(rows, np.flatnonzero(roomy)):
-            own = indices[mine]
-            room = 1 << ((4 * int(self._counts[row])).bit_length() - 1)
-            length = self._widen(row, own[own < room], room, width)
-            inside = own < length
-            if length:
-                arrays = self._wide[row]
-                for name in self._names:
-                    given = values.get(name)
-                    arrays[name][own[inside]] = (
-                        given[mine[inside]] if given is not None else self._columns[name].fill
-                    )
-            parts.append(mine[~inside])
-        loose = np.sort(np.concatenate(parts))
-        if loose.size:
+        exponent = np.frexp(np.maximum(4 * counts, 1))[1].astype(np.int64) - 1
+        room = np.left_shift(np.int64(1), exponent)  # the widest power of two in 4 × count
+        grow = np.flatnonzero(roomy & (indices >= lengths) & (indices < room))
+        if grow.size:
+            order = grow[np.lexsort((indices[grow], rows[grow]))]
+            last = np.flatnonzero(np.diff(rows[order], append=-1))  # each row's top index
+            for row, top, limit in zip(
+                rows[order[last]].tolist(),
+                indices[order[last]].tolist(),
+                room[order[last]].tolist(),
+                strict=True,
+            ):
+                base = int(self._length[row]) or width
+                length = min(limit, max(WIDE_FLOOR, 1 << top.bit_length()))
+                if top >= base and length > base:
+                    self._widen(row, length, width)
+            lengths = self._length[rows]
+        inside = np.flatnonzero(roomy & (indices < lengths))
+        if inside.size:
+            position = self._offset[rows[inside]] + indices[inside]
+            for name in self._names:
+                given = values.get(name)
+                self._pool[name][position] = (
+                    given[inside] if given is not None else self._columns[name].fill
+                )
+        loose = np.ones(rows.size, dtype=bool)
+        loose[inside] = False
+        loose_at = np.flatnonzero(loose)
+        if loose_at.size:
             keys = exact if exact is not None else indices.tolist()
             columns = [
-                values[n][loose].tolist() if n in values else None for n in self._names
+                values[n][loose_at].tolist() if n in values else None for n in self._names
             ]  # fmt: skip
-            for j, i in enumerate(loose.tolist()):
+            for j, i in enumerate(loose_at.tolist()):
                 cell = tuple(
                     column[j] if column is not None else self._columns[name].fill
                     for name, column in zip(self._names, columns, strict=True)
                 )
                 self._extra.setdefault(int(rows[i]), {})[int(keys[i])] = cell
 
-    def _widen(self, row: int, incoming: npt.NDArray[np.int64], room: int, width: int) -> int:
-        """Make or grow ``row``'s own arrays to hold ``incoming`` indices (all below
-        ``room``); the length of its arrays after, 0 if it stays in the dense arrays."""
-        import numpy as np
-
-        arrays = self._wide.get(row)
-        length = width if arrays is None else len(arrays[self.occupancy])
-        top = int(incoming.max(initial=-1))
-        if top < length:
-            return 0 if arrays is None else length
-        grown = min(room, max(WIDE_FLOOR, 1 << top.bit_length()))
-        new: dict[str, npt.NDArray[Any]] = {}
-        for name in self._names:
-            fill = self._columns[name].fill
-            dense = self._dense[name]
-            old = dense[row, : min(width, dense.shape[1])] if arrays is None else arrays[name]
-            array = np.empty(grown, dtype=dense.dtype)
-            array[: old.size] = old
-            array[old.size :] = fill
-            new[name] = array
-            if arrays is None:
-                dense[row] = fill
-        self._wide[row] = new
-        self._is_wide[row] = True
-        cells = self._extra.get(row, {})
-        for t in [t for t in cells if t < grown]:
-            for name, value in zip(self._names, cells.pop(t), strict=True):
-                new[name][t] = value
-        if row in self._extra and not cells:
-            del self._extra[row]
-        return grown
-
     # -- reading ------------------------------------------------------------------------
 
-    def occupied(self, row: int, t: int) -> bool:
-        arrays = self._wide.get(row)
-        if arrays is not None:
-            if t < len(arrays[self.occupancy]):
-                return bool(arrays[self.occupancy][t])
+    def _where(self, row: int, t: int) -> tuple[str, int]:
+        """Where cell (row, t) would be: ("dense", flat position), ("pool", position) or
+        ("extra", t)."""
+        length = int(self._length[row]) if 0 <= row < self._cap else 0
+        if length:
+            if t < length:
+                return "pool", int(self._offset[row]) + t
         elif t < self._width:
-            return bool(self._dense[self.occupancy][row, t])
+            return "dense", row * self._width + t
+        return "extra", t
+
+    def occupied(self, row: int, t: int) -> bool:
+        home, at = self._where(row, t)
+        if home == "pool":
+            return bool(self._pool[self.occupancy][at])
+        if home == "dense":
+            return bool(_flat(self._dense[self.occupancy])[at])
         return t in self._extra.get(row, ())
 
     def value(self, row: int, t: int, name: str) -> Any:
         """The ``name`` value of an occupied slot."""
-        arrays = self._wide.get(row)
-        if arrays is not None:
-            if t < len(arrays[name]):
-                return arrays[name][t].item()
-        elif t < self._width:
-            return self._dense[name][row, t].item()
+        home, at = self._where(row, t)
+        if home == "pool":
+            return self._pool[name][at].item()
+        if home == "dense":
+            return _flat(self._dense[name])[at].item()
         return self._extra[row][t][self._names.index(name)]
+
+    def _row_arrays(self, row: int) -> dict[str, npt.NDArray[Any]]:
+        """The slots of ``row``'s dense row, or of its segment of the pool."""
+        length = int(self._length[row])
+        if length:
+            offset = int(self._offset[row])
+            return {name: self._pool[name][offset : offset + length] for name in self._names}
+        return {name: self._dense[name][row, : self._width] for name in self._names}
 
     def cells(self, row: int, names: Sequence[str]) -> tuple[list[int], list[list[Any]]]:
         """(trial indices, one list per name) of the occupied slots of ``row``, in trial order."""
@@ -498,9 +588,7 @@ class SlotStore:
 
         if row < 0 or row >= self._cap:
             return [], [[] for _ in names]
-        arrays = self._wide.get(row)
-        if arrays is None:
-            arrays = {name: self._dense[name][row, : self._width] for name in self._names}
+        arrays = self._row_arrays(row)
         columns = np.flatnonzero(arrays[self.occupancy])
         indices = columns.tolist()
         lists = [arrays[name][columns].tolist() for name in names]
@@ -517,13 +605,7 @@ class SlotStore:
         """The occupancy values of ``row`` in trial order, empty slots (0) included."""
         if row < 0 or row >= self._cap:
             return b""
-        wide = self._wide.get(row)
-        occupancy = (
-            self._dense[self.occupancy][row, : self._width]
-            if wide is None
-            else wide[self.occupancy]
-        )
-        data = occupancy.tobytes()
+        data = self._row_arrays(row)[self.occupancy].tobytes()
         extra = self._extra.get(row)
         if extra:
             position = self._names.index(self.occupancy)
@@ -541,9 +623,10 @@ class SlotStore:
         whole = (rows >= 0) & (rows < self._cap)
         if not whole.any():
             return np.zeros((rows.size, 0), dtype=np.uint8), whole
-        if self._extra or self._wide:
-            aside = np.fromiter([*self._extra, *self._wide], dtype=np.int64)
-            whole &= ~np.isin(rows, aside)
+        if self._live:
+            whole &= self._length[np.where(whole, rows, 0)] == 0
+        if self._extra:
+            whole &= ~np.isin(rows, np.fromiter(self._extra, dtype=np.int64))
         block = self._dense[self.occupancy][np.where(whole, rows, 0), : self._width]
         block[~whole] = 0
         return block, whole
@@ -557,8 +640,11 @@ class SlotStore:
         occupancy = self._dense[self.occupancy][: min(rows, self._cap), : self._width]
         for value in chosen:
             counts[: occupancy.shape[0], value] = np.count_nonzero(occupancy == value, axis=1)
-            for row, arrays in self._wide.items():
-                counts[row, value] += np.count_nonzero(arrays[self.occupancy] == value)
+        if self._live:
+            row_of, _, positions = self._segments(np.flatnonzero(self._length[:rows]))
+            held = self._pool[self.occupancy][positions]
+            for value in chosen:
+                counts[:, value] += np.bincount(row_of[held == value], minlength=rows)
         position = self._names.index(self.occupancy)
         for row, cells in self._extra.items():
             for cell in cells.values():
@@ -585,7 +671,8 @@ class SlotStore:
                 (column - step) + total[:used],
             )
             total[:used] = step
-        for row, arrays in self._wide.items():  # their dense rows are empty: sums of 0
+        for row in np.flatnonzero(self._length[:used]).tolist():  # dense rows empty: sums 0
+            arrays = self._row_arrays(row)
             values = arrays[name][arrays[self.occupancy] != 0].tolist()
             total[row], compensation[row] = neumaier(0.0, 0.0, values)
         position = self._names.index(name)
@@ -600,8 +687,8 @@ class SlotStore:
     def gather(
         self, rows: Sequence[int], names: Sequence[str]
     ) -> tuple[npt.NDArray[np.int64], list[npt.NDArray[Any]]]:
-        """(row of each occupied slot, one array per name) over ``rows``; each row's dense
-        slots in trial order, then its overflow ones."""
+        """(row of each occupied slot, one array per name) over ``rows``: row after row in
+        the order given, each row's slots in trial order, wherever they are stored."""
         import numpy as np
 
         chosen = np.array([r for r in rows if 0 <= r < self._cap], dtype=np.int64)
@@ -613,37 +700,31 @@ class SlotStore:
         del columns
         parts_rows = [row_of]
         parts = [[a] for a in arrays]
-        positions = [self._names.index(name) for name in names]
-        for row in chosen.tolist():
-            wide = self._wide.get(row)
-            if wide is not None:
-                occupied = np.flatnonzero(wide[self.occupancy])
-                parts_rows.append(np.full(occupied.size, row, dtype=np.int64))
-                for part, name in zip(parts, names, strict=True):
-                    part.append(wide[name][occupied])
-            cells = self._extra.get(row)
-            if cells:
-                ordered = sorted(cells)
-                parts_rows.append(np.full(len(ordered), row, dtype=np.int64))
-                for part, position in zip(parts, positions, strict=True):
-                    values = [cells[t][position] for t in ordered]
-                    part.append(np.array(values, dtype=part[0].dtype))
+        if self._live:
+            wide = chosen[self._length[chosen] > 0]
+            wide_rows, _, positions = self._segments(wide)
+            held = self._pool[self.occupancy][positions] != 0
+            parts_rows.append(wide_rows[held])
+            for part, name in zip(parts, names, strict=True):
+                part.append(self._pool[name][positions[held]])
+        aside = [row for row in chosen.tolist() if row in self._extra] if self._extra else []
+        positions_of = [self._names.index(name) for name in names]
+        for row in aside:
+            cells = self._extra[row]
+            ordered = sorted(cells)
+            parts_rows.append(np.full(len(ordered), row, dtype=np.int64))
+            for part, position in zip(parts, positions_of, strict=True):
+                part.append(np.array([cells[t][position] for t in ordered], dtype=part[0].dtype))
         if len(parts_rows) > 1:
             row_of = np.concatenate(parts_rows)
             arrays = [np.concatenate(part) for part in parts]
+            # Row after row (each row's slots are in trial order within and across parts).
+            rank = np.zeros(self._cap, dtype=np.int64)
+            rank[chosen] = np.arange(chosen.size)
+            order = np.argsort(rank[row_of], kind="stable")
+            row_of = row_of[order]
+            arrays = [a[order] for a in arrays]
         return row_of, arrays
-
-
-def _by_row(
-    rows: npt.NDArray[np.int64], at: npt.NDArray[np.int64]
-) -> Iterator[tuple[int, npt.NDArray[np.int64]]]:
-    """The positions ``at`` grouped by their row: (row, its positions in ascending order)."""
-    import numpy as np
-
-    order = at[np.argsort(rows[at], kind="stable")]
-    bounds = [*np.flatnonzero(np.diff(rows[order], prepend=-1)).tolist(), order.size]
-    for start, end in pairwise(bounds):
-        yield int(rows[order[start]]), order[start:end]
 
 
 def neumaier(total: float, compensation: float, values: Iterable[float]) -> tuple[float, float]:

@@ -189,7 +189,7 @@ def test_a_stimulus_far_longer_than_the_others_is_read_and_checked_like_any(
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     fast, _ = load([str(path)])
     assert snapshot(fast) == snapshot(strict_table([path]))
-    assert list(fast._store._wide) == [fast.stimuli[("default", "long")]._row]
+    assert np.flatnonzero(fast._store._length).tolist() == [fast.stimuli[("default", "long")]._row]
     assert fast._store._extra == {}
     assert fast.stimuli[("default", "long")].passed == [t % 3 == 0 for t in range(3_000)]
     line = 10_001 + order.index(1_500)
