@@ -133,6 +133,24 @@ def write_native_jsonl(path: Path, spec: Spec) -> None:
             out.writelines(_native_record(row) + "\n" for row in rows)
 
 
+def write_skewed_jsonl(path: Path, spec: Spec) -> None:
+    """Native JSONL in which one stimulus has nine tenths of the trials, after the other
+    stimuli's rounds (a tenth of ``spec.trials`` each): most trials far past the width the
+    others need (once a Python tuple each in the store's overflow: 5.8 s, 353 MB)."""
+    others = Spec(spec.stimuli, max(1, spec.trials // 10))
+    rng = random.Random(11)
+    with open(path, "w", encoding="utf-8") as out:
+        out.write('{"type": "suite", "schema_version": "1.0", "suite": "bench"}\n')
+        for rows in trial_rows(others):
+            out.writelines(_native_record(row) + "\n" for row in rows)
+        for t in range(spec.stimuli * spec.trials - others.stimuli * others.trials):
+            passed = rng.random() < 0.7
+            message = None if passed else "expected 42, got 41"
+            row = Row("the-long-one", t, "ok", passed, round(rng.random(), 3),
+                      round(rng.random() * 60, 2), rng.randint(200, 9000), message)  # fmt: skip
+            out.write(_native_record(row) + "\n")
+
+
 def write_native_json(path: Path, spec: Spec) -> None:
     """One nested document: stimuli in order, each with all its trials (trial-major)."""
     by_stimulus: list[list[str]] = [[] for _ in range(spec.stimuli)]
@@ -264,6 +282,8 @@ FORMATS: list[Format] = [
     Format("native-jsonl", ".jsonl", write_native_jsonl, "json.loads per line",
            JSON_LOADS_PER_LINE),
     Format("native-json", ".json", write_native_json, "json.load", JSON_LOAD),
+    # Native JSONL of another shape: one stimulus with nine tenths of the million trials.
+    Format("skewed", ".jsonl", write_skewed_jsonl, "json.loads per line", JSON_LOADS_PER_LINE),
     # A check against a baseline (the same million trials): two tables, the usage changes.
     Format("vs-baseline", ".jsonl", write_native_jsonl, "json.loads per line",
            JSON_LOADS_PER_LINE, ratio_goal=False, baseline=True),
