@@ -8,7 +8,7 @@ million), so a trial index past their width has two other homes:
 
 - a row that fills slots past the width densely (one stimulus of a million trials among
   ten thousand of ten) leaves the dense arrays for a segment of its own in a pool (one
-  1-D array per column), at most 4 slots per trial of that row, holding every trial
+  1-D array per column), at most 2 slots per trial of that row, holding every trial
   index below its length; segments grow by doubling, at the pool's top, and are written
   and read for many rows at once;
 - what fills no slots densely (a sparse 10**30) goes to a small per-row dictionary.
@@ -40,6 +40,10 @@ POS_MASK = (1 << POS_BITS) - 1
 MAX_SOURCES = (1 << 22) - 1
 #: A wide row's segment (see above) is never shorter: fewer cells stay in its dictionary.
 WIDE_FLOOR = 64
+#: A wide row's segment has at most this many slots per trial of the row: rows whose trials
+#: fill no more than every other slot (indices 0, 4, 8, ...) stay in the dictionaries, which
+#: then take less memory (60,000 such stimuli of 16 trials: 322 MB at 4 slots, 265 at 2).
+WIDE_SLOTS = 2
 #: A stand-in for a trial index past 64 bits: never dense, so its true value is kept aside.
 HUGE_INDEX = 1 << 62
 
@@ -495,17 +499,19 @@ class SlotStore:
         width: int,
     ) -> None:
         """Store cells that the dense arrays (``width`` slots a row) do not hold: in their
-        row's segment of the pool, made or grown here while it stays within 4 slots per
-        trial of the row (counted already), or else in ``_extra``."""
+        row's segment of the pool, made or grown here while it stays within
+        :data:`WIDE_SLOTS` slots per trial of the row (counted already), or else in
+        ``_extra``."""
         import numpy as np
 
         counts = self._counts[rows]
         lengths = self._length[rows]
-        # A row can be wide if 4 slots per trial reach past its dense width.
-        roomy = (lengths > 0) | ((4 * counts > width) & (4 * counts >= WIDE_FLOOR))
+        # A row can be wide if its slots reach past its dense width.
+        reach = WIDE_SLOTS * counts
+        roomy = (lengths > 0) | ((reach > width) & (reach >= WIDE_FLOOR))
         roomy &= indices < HUGE_INDEX
-        exponent = np.frexp(np.maximum(4 * counts, 1))[1].astype(np.int64) - 1
-        room = np.left_shift(np.int64(1), exponent)  # the widest power of two in 4 × count
+        exponent = np.frexp(np.maximum(reach, 1))[1].astype(np.int64) - 1
+        room = np.left_shift(np.int64(1), exponent)  # the widest power of two in reach
         grow = np.flatnonzero(roomy & (indices >= lengths) & (indices < room))
         if grow.size:
             order = grow[np.lexsort((indices[grow], rows[grow]))]

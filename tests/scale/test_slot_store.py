@@ -91,6 +91,7 @@ def test_the_store_keeps_what_a_dictionary_keeps(
     # A small floor, so that a few hundred trials already need every home.
     monkeypatch.setattr(store_module, "DENSE_FLOOR", 64)
     monkeypatch.setattr(store_module, "WIDE_FLOOR", 8 if seed % 2 else 64)
+    monkeypatch.setattr(store_module, "WIDE_SLOTS", 4 if seed % 3 else 2)
     rng = random.Random(seed)
     store = SlotStore(COLUMNS)
     cells: Cells = {}
