@@ -73,7 +73,9 @@ def random_csv(rng: random.Random, rows: int) -> str:
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_csv_columns_equal_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+def test_csv_columns_equal_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
     rng = random.Random(seed)
     path = tmp_path / "r.csv"
     path.write_text(random_csv(rng, 700), encoding="utf-8")
@@ -203,14 +205,9 @@ def random_runs_jsonl(rng: random.Random, rows: int, elapsed_from: int) -> str:
         if rng.random() < 0.7:
             record["quality"] = rng.choice([0, 1, 0.5, 0.25, None])
         record["state"] = rng.choice(["done", "error", "skipped", None, "fail"])
-        if (
-            record["ok"] is None
-            and record.get("quality") is None
-            and record["state"]
-            in (
-                "done",
-                None,
-            )
+        if record["ok"] is None and record.get("quality") is None and record["state"] in (
+            "done",
+            None,
         ):
             record["ok"] = True  # every row decided
         if rng.random() < 0.5:
