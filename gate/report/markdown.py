@@ -33,6 +33,9 @@ FOLD_ROWS = 10
 MAX_STIMULUS_ROWS = 200
 #: a chart shows at most this many stimuli: the worst, or those that changed most.
 CHART_STIMULI = 10
+#: a decay curve shows at most this many runs, evenly spaced (a character per run made a
+#: stimulus of 300,000 runs a 900 KB line, and the summary has 200 rows).
+DECAY_POINTS = 40
 
 
 percent = wording.percent
@@ -153,7 +156,7 @@ def render_reliability(s: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
         rows.append(
             [
                 md_text(stimulus.name, 80),
-                wording.sparkline(summary.decay_curve),
+                wording.sparkline(summary.decay_curve, DECAY_POINTS),
                 f"{summary.decay_curve[-1]}",
                 f"{summary.graceful_degradation}",
                 f"{summary.variance_amplification}",

@@ -188,13 +188,21 @@ RELIABILITY_NOTE = (
 )
 
 
-def sparkline(percents: Sequence[int]) -> str:
-    """Integer percents (0-100) as a row of block characters.
+def sparkline(percents: Sequence[int], limit: int | None = None) -> str:
+    """Integer percents (0-100) as a row of block characters; past ``limit`` values, at
+    ``limit`` evenly spaced ones (the last always among them), and says so.
 
     >>> sparkline([100, 100, 100, 31])
     '███▃'
+    >>> sparkline([100] * 50 + [50] * 40 + [0] * 10, limit=10)
+    '█████▅▅▅▅▁ (10 of 100 runs, evenly spaced)'
     """
     top = len(SPARK) - 1
+    count = len(percents)
+    if limit is not None and count > limit:
+        # The value at the end of each of ``limit`` equal stretches of the runs.
+        shown = [percents[-(-(i + 1) * count // limit) - 1] for i in range(limit)]
+        return sparkline(shown) + f" ({limit} of {count:,} runs, evenly spaced)"
     return "".join(SPARK[min(top, round(p / 100 * top))] for p in percents)
 
 

@@ -35,6 +35,35 @@ def test_long_stimulus_tables_are_folded_and_bounded(write_jsonl) -> None:
     assert len(build_report(outcome)["stimuli"]) == count
 
 
+def test_a_long_stimulus_decay_curve_is_drawn_at_evenly_spaced_runs(write_jsonl) -> None:
+    # One character per run made a stimulus of 300,000 runs a 900 KB line of the summary
+    # (and the reliability table has up to 200 rows): it is drawn at 40 runs now.
+    import math
+    import random
+
+    from gate.metrics import reliability_decay_curve
+    from gate.report.markdown import DECAY_POINTS
+    from gate.report.wording import SPARK
+
+    rng = random.Random(0)
+    long = "".join("P" if rng.random() < 0.998 else "F" for _ in range(997))
+    records = trials_of("long", long) + trials_of("short", "PFPFP")
+    summary = render_summary(run_check(request_from_options([str(write_jsonl(records))],
+                                                            config=None)))  # fmt: skip
+    curve = reliability_decay_curve([x == "P" for x in long])
+    at = [math.ceil((i + 1) * len(long) / DECAY_POINTS) - 1 for i in range(DECAY_POINTS)]
+    assert at[-1] == len(long) - 1
+    drawn = "".join(SPARK[min(7, round(curve[k] / 100 * 7))] for k in at)
+    row = next(line for line in summary.splitlines() if line.startswith("| long | ")
+               and line[9] in SPARK)  # fmt: skip
+    assert len(set(drawn)) == 3  # a curve that falls in steps, not a flat line
+    assert f"| {drawn} ({DECAY_POINTS} of 997 runs, evenly spaced) | {curve[-1]} |" in row
+    short = reliability_decay_curve([True, False, True, False, True])
+    marks = "".join(SPARK[min(7, round(p / 100 * 7))] for p in short)
+    assert f"| short | {marks} | {short[-1]} |" in summary  # five runs: a character each
+    assert max(map(len, summary.splitlines())) < 1_000
+
+
 def test_short_tables_are_not_folded(write_jsonl) -> None:
     records = [r for i in range(FOLD_ROWS) for r in trials_of(f"s{i}", "PP")]
     summary = render_summary(
