@@ -177,7 +177,7 @@ def test_a_stimulus_far_longer_than_the_others_is_read_and_checked_like_any(
     tmp_path: Path,
 ) -> None:
     # 10,000 stimuli of one trial leave the dense arrays 8 slots wide; the long stimulus,
-    # its trials out of order, gets arrays of its own, and a repeat of one of them is
+    # its trials out of order, gets a segment of its own, and a repeat of one of them is
     # reported at both lines.
     rng = random.Random(5)
     order = list(range(3_000))
