@@ -439,6 +439,8 @@ def render_comparison(comparison: Comparison) -> str:
     lines.append("\n".join(bullets))
     changed = changed_rows(comparison)
     if changed:
+        # At most MAX_STIMULUS_ROWS, as the stimuli table: 8,000 changed stimuli made a
+        # 460 KB table, and a job summary past 1 MiB is trimmed.
         rows = [
             [
                 md_text(r.id),
@@ -448,10 +450,14 @@ def render_comparison(comparison: Comparison) -> str:
                 wording.change_text(r),
                 f"{r.p_holm:.3g}",
             ]
-            for r in changed
+            for r in changed[:MAX_STIMULUS_ROWS]
         ]
         body = table(wording.CHANGED_HEADER, rows, "lrrrlr")
-        what = wording.plural(len(rows), "changed stimulus", "changed stimuli")
+        what = wording.plural(len(changed), "changed stimulus", "changed stimuli")
+        omitted = len(changed) - len(rows)
+        if omitted:
+            body += f"\n\n_{wording.more_stimuli_note(omitted)}_"
+            what = f"The first {len(rows)} of {what}"
         lines.append(folded(f"{what}, regressions first", body, len(rows)))
     chart = render_comparison_chart(comparison)
     if chart:

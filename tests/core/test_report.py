@@ -591,6 +591,29 @@ def test_warnings_sit_under_the_gates_survive_a_trimmed_comment_and_are_capped(
     assert view.index("Warnings") < view.index("Stimuli, worst first")
 
 
+def test_the_changed_stimuli_table_is_bounded_like_the_stimuli_table(write_jsonl) -> None:
+    # It listed every changed stimulus: 8,000 of them made a 460 KB table of the summary.
+    count = MAX_STIMULUS_ROWS + 30
+    base = [r for i in range(count) for r in trials_of(f"s{i:03d}", "PPPP")]
+    # s000..s014 drop to 1 of 4 (regressions), the rest to 3 of 4.
+    head = [r for i in range(count) for r in trials_of(f"s{i:03d}", "PFFF" if i < 15 else "PPPF")]
+    candidate = write_jsonl(head, name="c.jsonl")
+    baseline = write_jsonl(base, name="b.jsonl")
+    outcome = run_check(
+        request_from_options([str(candidate)], config=None, baseline=[str(baseline)])
+    )
+    summary = render_summary(outcome)
+    title = f"The first {MAX_STIMULUS_ROWS} of {count} changed stimuli, regressions first"
+    assert f"<details><summary>{title}</summary>" in summary
+    table = summary[summary.index(title) :]
+    rows = [line for line in table.splitlines() if line.startswith("| s")]
+    assert len(rows) == MAX_STIMULUS_ROWS
+    assert all("| 4/4 | 1/4 |" in row for row in rows[:15])  # the biggest drops first
+    assert "_… and 30 more stimuli, not shown here: the JSON report lists all._" in table
+    (comparison,) = build_report(outcome)["comparisons"]
+    assert len(comparison["stimuli"]) == count
+
+
 def test_counts_of_one_are_singular_in_comparisons_and_errors(write_jsonl) -> None:
     """'With 1 shared stimuli', 'only 1 shared stimuli', 'the 1 counted trial(s)'."""
     from gate.errors import ConfigError
