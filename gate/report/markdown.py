@@ -36,6 +36,9 @@ CHART_STIMULI = 10
 #: a decay curve shows at most this many runs, evenly spaced (a character per run made a
 #: stimulus of 300,000 runs a 900 KB line, and the summary has 200 rows).
 DECAY_POINTS = 40
+#: at most this many suites get a section of their own (1,000 suites of 3 stimuli made a
+#: 1.8 MB summary, past GitHub's 1 MiB): those with the lowest pass rate.
+MAX_SUITE_SECTIONS = 20
 
 
 percent = wording.percent
@@ -62,6 +65,14 @@ def folded(summary: str, body: str, rows: int) -> str:
 def _outcomes(letters: str, limit: int = 20) -> str:
     marks = letters.replace("P", "✔").replace("F", "✘").replace("E", "⚠")
     return marks if len(marks) <= limit else marks[:limit] + f" +{len(marks) - limit}"
+
+
+def shown_suites(suites: Sequence[SuiteScore]) -> Sequence[SuiteScore]:
+    """The suites that get a section: all of them (in their order) up to
+    :data:`MAX_SUITE_SECTIONS`, else that many with the lowest pass rate, lowest first."""
+    if len(suites) <= MAX_SUITE_SECTIONS:
+        return suites
+    return sorted(suites, key=lambda one: one.pass_rate)[:MAX_SUITE_SECTIONS]
 
 
 def worst_first(stimuli: Sequence[StimulusScore]) -> list[StimulusScore]:
@@ -368,7 +379,10 @@ def render_summary(outcome: CheckOutcome) -> str:
             render_reliability(s, ordered),
             render_messages(s, ordered),
         ]
-    for one in suites if len(suites) > 1 else ():
+    shown = shown_suites(suites) if len(suites) > 1 else ()
+    if 0 < len(shown) < len(suites):
+        sections.append(f"_{wording.suites_shown_note(len(shown), len(suites))}_")
+    for one in shown:
         ordered = worst_first(one.stimuli)
         sections += [
             f"### Suite {md_text(one.name, 80)}",

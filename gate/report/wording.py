@@ -917,6 +917,19 @@ def flaky_sentence(
     )
 
 
+def suites_shown_note(shown: int, total: int) -> str:
+    """Which suites have a section when not all do (see ``markdown.shown_suites``).
+
+    >>> print(suites_shown_note(20, 1000))
+    The 20 suites with the lowest pass rate of 1,000, lowest first; the JSON report has
+    every suite.
+    """
+    return (
+        f"The {shown} suites with the lowest pass rate of {total:,}, lowest first; "
+        "the JSON report has every suite."
+    )
+
+
 def more_stimuli_note(omitted: int) -> str:
     more = plural(omitted, "more stimulus", "more stimuli")
     return f"… and {more}, not shown here: the JSON report lists all."
@@ -950,7 +963,7 @@ def facts_line(
     stimuli'; for all of several suites, '**2 suites** (a, b) · ...'."""
     name = bold(escape(suite.name))
     if suites > 1:
-        name = f"{bold(plural(suites, 'suite'))} ({', '.join(map(escape, suite.suite_names))})"
+        name = f"{bold(plural(suites, 'suite'))} ({some(suite.suite_names, escape, limit=10)})"
     return (
         f"{name} · {stimuli_count(len(suite.stimuli))} · "
         f"{counted_trials(suite.trials, suite.errors, suite.errors_policy)} · "

@@ -207,3 +207,31 @@ def test_a_metric_gate_can_name_a_suite_too(results: Path) -> None:
     assert "(suite beta, point estimate)" in wording.gate_name(beta)
     with pytest.raises(ConfigError, match="names suite 'gamma'"):
         check(results, {"gates": {"metric": {"metric": "avg", "min": 0.5, "suite": "gamma"}}})
+
+
+def test_many_suites_get_sections_for_the_lowest_pass_rates_only(write_jsonl) -> None:
+    # A section per suite for 1,000 suites of 3 stimuli made a 1.8 MB summary (GitHub trims
+    # a job summary past 1 MiB) and a facts line of 13 KB of suite names.
+    from gate.pipeline import request_from_options
+    from gate.report.markdown import MAX_SUITE_SECTIONS
+    from gate.report.terminal import Terminal, render_terminal
+
+    count = MAX_SUITE_SECTIONS + 5
+    # Suite i passes (i % 7) of 7 trials: the lowest rates are i % 7 == 0, then 1, ...
+    records = [r for i in range(count) for r in
+               trials_of("x", "P" * (i % 7) + "F" * (7 - i % 7), suite=f"s{i:02d}")]  # fmt: skip
+    outcome = run_check(request_from_options([str(write_jsonl(records))], config=None))
+    lowest = sorted(range(count), key=lambda i: i % 7)[:MAX_SUITE_SECTIONS]  # stable: by i
+    summary = render_summary(outcome)
+    headings = [line for line in summary.splitlines() if line.startswith("### Suite ")]
+    assert headings == [f"### Suite s{i:02d}" for i in lowest]
+    note = wording.suites_shown_note(MAX_SUITE_SECTIONS, count)
+    assert f"_{note}_" in summary
+    names = ", ".join(f"s{i:02d}" for i in range(10))
+    assert f"**{count} suites** ({names} and {count - 10} more) · " in summary
+    view = render_terminal(outcome, Terminal(200, color=False))
+    assert [line for line in view.splitlines() if line.startswith("Suite s")] == [
+        f"Suite s{i:02d}" for i in lowest
+    ]
+    assert "The 20 suites with the lowest pass rate of 25" in view
+    assert len(build_report(outcome)["suites"]) == count
