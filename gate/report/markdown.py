@@ -68,8 +68,11 @@ def _outcomes(letters: str, limit: int = 20) -> str:
 
 
 def shown_suites(suites: Sequence[SuiteScore]) -> Sequence[SuiteScore]:
-    """The suites that get a section: all of them (in their order) up to
-    :data:`MAX_SUITE_SECTIONS`, else that many with the lowest pass rate, lowest first."""
+    """The suites that get a section: none when there is one (the summary is its section),
+    all of them (in their order) up to :data:`MAX_SUITE_SECTIONS`, else that many with the
+    lowest pass rate, lowest first."""
+    if len(suites) == 1:
+        return ()
     if len(suites) <= MAX_SUITE_SECTIONS:
         return suites
     return sorted(suites, key=lambda one: one.pass_rate)[:MAX_SUITE_SECTIONS]
@@ -379,7 +382,7 @@ def render_summary(outcome: CheckOutcome) -> str:
             render_reliability(s, ordered),
             render_messages(s, ordered),
         ]
-    shown = shown_suites(suites) if len(suites) > 1 else ()
+    shown = shown_suites(suites)
     if 0 < len(shown) < len(suites):
         sections.append(f"_{wording.suites_shown_note(len(shown), len(suites))}_")
     for one in shown:

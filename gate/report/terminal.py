@@ -440,7 +440,7 @@ def render_terminal(outcome: CheckOutcome, term: Terminal | None = None) -> str:
         blocks.append(term.paragraph(wording.usage_line(outcome.usage, term.heading)))
     if len(suites) == 1:
         blocks.append([term.heading("Stimuli, worst first"), "", *_stimuli(outcome, s, term)])
-    shown = shown_suites(suites) if len(suites) > 1 else ()
+    shown = shown_suites(suites)
     if 0 < len(shown) < len(suites):
         blocks.append(term.paragraph(wording.suites_shown_note(len(shown), len(suites))))
     for one in shown:

@@ -301,16 +301,16 @@ class SlotStore:
 
     def _segments(
         self, rows: npt.NDArray[np.int64]
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """(row, trial index, pool position) of every slot of the wide ``rows``, each row's
-        in trial order, the rows in the order given."""
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(row, pool position) of every slot of the wide ``rows``, each row's in trial
+        order, the rows in the order given."""
         import numpy as np
 
         lengths = self._length[rows]
         row_of = np.repeat(rows, lengths)
         starts = np.cumsum(lengths) - lengths
         t_of = np.arange(row_of.size, dtype=np.int64) - np.repeat(starts, lengths)
-        return row_of, t_of, np.repeat(self._offset[rows], lengths) + t_of
+        return row_of, np.repeat(self._offset[rows], lengths) + t_of
 
     def _pack(self, extra: int, exact: bool = False) -> None:
         """Rewrite the pool with only the wide rows' segments, in row order, and room for
@@ -318,7 +318,7 @@ class SlotStore:
         import numpy as np
 
         wide = np.flatnonzero(self._length)
-        _, _, positions = self._segments(wide)
+        _, positions = self._segments(wide)
         live = positions.size
         size = live + extra if exact else max(live + extra, 2 * live)
         for name, old in self._pool.items():
@@ -647,7 +647,7 @@ class SlotStore:
         for value in chosen:
             counts[: occupancy.shape[0], value] = np.count_nonzero(occupancy == value, axis=1)
         if self._live:
-            row_of, _, positions = self._segments(np.flatnonzero(self._length[:rows]))
+            row_of, positions = self._segments(np.flatnonzero(self._length[:rows]))
             held = self._pool[self.occupancy][positions]
             for value in chosen:
                 counts[:, value] += np.bincount(row_of[held == value], minlength=rows)
@@ -708,7 +708,7 @@ class SlotStore:
         parts = [[a] for a in arrays]
         if self._live:
             wide = chosen[self._length[chosen] > 0]
-            wide_rows, _, positions = self._segments(wide)
+            wide_rows, positions = self._segments(wide)
             held = self._pool[self.occupancy][positions] != 0
             parts_rows.append(wide_rows[held])
             for part, name in zip(parts, names, strict=True):
