@@ -92,9 +92,9 @@ class _Samples:
         # Parsed JSON objects are dicts: exact type tests, far cheaper than isinstance(Mapping).
         sample_id = sample.get("id") if type(sample) is dict else None
         epoch: Any = sample.get("epoch") if sample_id is not None else None
-        if not ((type(sample_id) is str and sample_id) or type(sample_id) is int) or not (
-            type(epoch) is int and epoch >= 1
-        ):
+        if not (
+            (type(sample_id) is str and sample_id) or type(sample_id) is int
+        ) or not (type(epoch) is int and epoch >= 1):
             _check_sample(sample, where)  # says what is wrong
         scores = sample.get("scores")
         reduced: dict[str, tuple[Any, Any] | None] | None = None
@@ -308,7 +308,9 @@ def _named(entries: Any, where: Provenance, field: str = "name") -> list[Any]:
         return []
     if not isinstance(entries, list):
         raise InputError("not an array of scorers", where, found=json_found(entries))
-    return [entry.get(field, entry.get("name")) for entry in entries if isinstance(entry, Mapping)]
+    return [
+        entry.get(field, entry.get("name")) for entry in entries if isinstance(entry, Mapping)
+    ]
 
 
 class _Choice(NamedTuple):
@@ -350,7 +352,9 @@ def _choose_scorer(
     names = _scorer_names(path, header, samples)
     keys = samples.keys
     # What --scorer can name: each scorer, or each key of a dict-valued one.
-    choices = [_Choice(name, key) for name in names for key in keys.get(name, [None])]
+    choices = [
+        _Choice(name, key) for name in names for key in keys.get(name, [None])
+    ]
     if options.scorer is not None:
         return _given_choice(path, options.scorer, names, keys, choices)
     if not names:

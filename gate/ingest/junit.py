@@ -769,7 +769,9 @@ def _reruns(
     broken[suite[earlier_copy & results]] = True
     pytest = mark == _HOST_AND_TIME
     # Every <testcase> written, a teardown error's own one too (pytest counts it).
-    counted = np.frombuffer(suite_tests, dtype=np.int64) == np.bincount(suite, minlength=len(mark))
+    counted = np.frombuffer(suite_tests, dtype=np.int64) == np.bincount(
+        suite, minlength=len(mark)
+    )
     rerun = empty_before & (pytest & ~broken & ~counted)[suite]
     if rerun.any():
         _warn_reruns(path, names, stimulus, rerun, order, same)
