@@ -10,7 +10,7 @@ importable from here too. See docs/scale.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -191,6 +191,69 @@ class StimulusCounts:
     provenance: Provenance | None = None
 
 
+class Coded(Sequence[Any]):
+    """A column given as a code per row and the value of each code (a dictionary-encoded
+    column, as pyarrow reads a CSV block): a sequence of the values, with no Python object
+    made per row until one is asked for. The table reads such a column through its few
+    distinct values (a million verdicts are three lookups), not row by row.
+
+    >>> import numpy as np
+    >>> column = Coded(np.array([1, 0, 1]), ["fail", "pass"])
+    >>> list(column), column[1:].count("pass"), len(column)
+    (['pass', 'fail', 'pass'], 1, 3)
+    """
+
+    __slots__ = ("codes", "values")
+
+    def __init__(self, codes: np.ndarray, values: list[Any]) -> None:
+        self.codes = codes
+        self.values = values
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, at: Any) -> Any:
+        if isinstance(at, slice):
+            return Coded(self.codes[at], self.values)
+        return self.values[int(self.codes[at])]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.spread())
+
+    def count(self, value: Any) -> int:
+        import numpy as np
+
+        matching = [code for code, each in enumerate(self.values) if each == value]
+        return int(np.count_nonzero(np.isin(self.codes, matching)))
+
+    def spread(self) -> list[Any]:
+        """Each row's value."""
+        import numpy as np
+
+        distinct = np.empty(len(self.values), dtype=object)
+        for code, value in enumerate(self.values):  # np.array() would make tuples rows
+            distinct[code] = value
+        spread: list[Any] = distinct[self.codes].tolist()
+        return spread
+
+    def where(self, test: Callable[[Any], bool]) -> np.ndarray:
+        """Each row's ``test`` of its value, as booleans (``test`` called once a value)."""
+        import numpy as np
+
+        return self.lookup([test(value) for value in self.values], np.bool_)
+
+    def mapped(self, reader: Callable[[list[Any]], list[Any]]) -> Coded:
+        """The column with ``reader`` (given every distinct value at once) applied."""
+        return Coded(self.codes, reader(self.values))
+
+    def lookup(self, table: Sequence[Any], dtype: Any) -> np.ndarray:
+        """Each row's entry of ``table`` (one per value, as an array of ``dtype``)."""
+        import numpy as np
+
+        found: np.ndarray = np.asarray(table, dtype=dtype)[self.codes]
+        return found
+
+
 @dataclass(frozen=True)
 class TrialColumns:
     """Many trials of one file as columns, one entry per trial: what a columnar reader (a
@@ -208,8 +271,9 @@ class TrialColumns:
     ``render``, which makes its text (or None: no message) only for the messages the table
     keeps, a few per stimulus, and for :meth:`trial_at`.
 
-    ``stimulus_codes``: the stimulus column also given as (a numpy array of a code per row,
-    the name of each code), which lets the table look each name up once, not once per row.
+    Any column may be :class:`Coded` (a code per row and the value of each code): the table
+    then looks each distinct value up once (a stimulus's row, a verdict, a number), not
+    once per row.
     """
 
     file: str
@@ -226,7 +290,6 @@ class TrialColumns:
     usage: Mapping[str, Sequence[Any] | np.ndarray] = field(default_factory=dict)
     pointer: str | None = None
     render: Callable[..., str | None] | None = None
-    stimulus_codes: tuple[Any, Sequence[str]] | None = None
 
     def __len__(self) -> int:
         return len(self.stimulus)

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from gate import limits
 from gate.errors import Provenance
@@ -52,7 +52,7 @@ from gate.ingest.tabular import (
 )
 from gate.ingest.values import parse_bool
 from gate.reading import open_input, read_block
-from gate.trials import DEFAULT_SUITE, TrialColumns
+from gate.trials import DEFAULT_SUITE, Coded, TrialColumns
 
 if TYPE_CHECKING:
     import numpy as np
@@ -169,34 +169,6 @@ def _quotes_well_formed(text: np.ndarray, line_ends: np.ndarray, delimiter: int)
     return bool(np.all(np.searchsorted(quotes, line_ends) % 2 == 0))
 
 
-class _Column(NamedTuple):
-    """A column as a code per row and the value of each code."""
-
-    codes: np.ndarray
-    values: list[Any]
-
-    def spread(self) -> list[Any]:
-        """Each row's value."""
-        import numpy as np
-
-        distinct = np.empty(len(self.values), dtype=object)
-        for i, value in enumerate(self.values):  # not np.array(): tuples would become rows
-            distinct[i] = value
-        spread: list[Any] = distinct[self.codes].tolist()
-        return spread
-
-    def where(self, test: Callable[[Any], bool]) -> np.ndarray:
-        """Each row's ``test`` of its value, as booleans."""
-        import numpy as np
-
-        tested: np.ndarray = np.array([test(v) for v in self.values], dtype=bool)[self.codes]
-        return tested
-
-    def read(self, reader: Callable[[list[Any]], list[Any]]) -> _Column:
-        """The column with ``reader`` (given every distinct value at once) applied."""
-        return _Column(self.codes, reader(self.values))
-
-
 def _readings(data: bytes, lines: int, source: _CsvFile) -> list[_Reading] | None:
     """Each block's reading (:class:`_Reading`); None when pyarrow refuses the text (a row of
     another width, invalid UTF-8) or reads another number of rows than there are lines.
@@ -236,7 +208,7 @@ def _readings(data: bytes, lines: int, source: _CsvFile) -> list[_Reading] | Non
                 encoded = pa_compute.dictionary_encode(batch.column(key), memory_pool=pool)
                 values = encoded.dictionary.to_pylist()
                 codes = encoded.indices.to_numpy().astype(np.min_scalar_type(len(values)))
-                cells[header[int(key)]] = _Column(codes, values)
+                cells[header[int(key)]] = Coded(codes, values)
             readings.append(_Reading(cells, batch.num_rows, line, source))
             line += batch.num_rows
     except pa.ArrowException:
@@ -263,19 +235,19 @@ class _Reading:
     once; raises :class:`_NotColumnar` where it would. :meth:`columns` gives its
     TrialColumns."""
 
-    def __init__(self, cells: dict[str, _Column], size: int, first_line: int, source: _CsvFile):
+    def __init__(self, cells: dict[str, Coded], size: int, first_line: int, source: _CsvFile):
         import numpy as np
 
         path, mapping = source.path, source.mapping
         self.size, self.first_line = size, first_line
 
-        def column(field: str) -> _Column | None:
+        def column(field: str) -> Coded | None:
             return cells.get(mapping[field]) if field in mapping else None
 
         stimuli = column("stimulus")
         if stimuli is None:
             raise _NotColumnar
-        self.stimulus = stimuli.read(lambda v: _texts(v, typed=False))
+        self.stimulus = stimuli.mapped(lambda v: _texts(v, typed=False))
         if None in self.stimulus.values:
             raise _NotColumnar
         default_suite = source.options.suite or DEFAULT_SUITE
@@ -283,20 +255,20 @@ class _Reading:
         self.suite = (
             None
             if suites is None
-            else suites.read(
+            else suites.mapped(
                 lambda v: [default_suite if t is None else t for t in _texts(v, False)]
             )
         )
         self.default_suite = default_suite
         trials = column("trial")
-        self.trial = None if trials is None else trials.read(_trial_numbers)
+        self.trial = None if trials is None else trials.mapped(_trial_numbers)
         # Verdicts: 1 passed, 0 failed, -1 not given.
         passed = np.full(size, -1, dtype=np.int8)
         if (given := column("passed")) is not None:
             name = mapping["passed"]
             verdict = _distinct(given.values, lambda v: parse_bool(v, Provenance(path), name))
             passed = _verdict_codes([verdict[v] for v in given.values])[given.codes]
-        self.status: _Column | None = None
+        self.status: Coded | None = None
         status_ok = np.ones(size, dtype=bool)
         if (given := column("status")) is not None:
             found = _distinct(
@@ -305,7 +277,7 @@ class _Reading:
             )
             each = [found[v] for v in given.values]
             if any(f is not None for f in each):
-                self.status = _Column(given.codes, ["ok" if f is None else f[0] for f in each])
+                self.status = Coded(given.codes, ["ok" if f is None else f[0] for f in each])
                 status_ok = self.status.where(lambda status: status == "ok")
             says = _verdict_codes([None if f is None else f[1] for f in each])[given.codes]
             passed = np.where(passed == -1, says, passed)
@@ -313,48 +285,49 @@ class _Reading:
         undecided = (passed == -1) & status_ok
         self.score = self.outcome = None
         if (given := column("score")) is not None:
-            self.score = given.read(lambda v: _numbers(v, unit=True))
+            self.score = given.mapped(lambda v: _numbers(v, unit=True))
             undecided &= self.score.where(lambda score: score is None)
         if (given := column("outcome")) is not None:
-            self.outcome = given.read(_optional_texts)
+            self.outcome = given.mapped(_optional_texts)
             undecided &= self.outcome.where(lambda outcome: outcome is None)
         if undecided.any():
             raise _NotColumnar  # "row has no outcome": the row reader says it
         messages, tags = column("message"), column("tags")
-        self.message = None if messages is None else messages.read(_optional_texts)
-        self.tags = None if tags is None else tags.read(lambda v: list(map(_tag_tuple, v)))
-        self.usage: dict[str, _Column] = {}
+        self.message = None if messages is None else messages.mapped(_optional_texts)
+        self.tags = None if tags is None else tags.mapped(lambda v: list(map(_tag_tuple, v)))
+        self.usage: dict[str, Coded] = {}
         used = set(mapping.values()) | {c.split(".")[0] for c in mapping.values()}
         for field in _NUMERIC_METADATA:
             if (given := column(field)) is not None:
-                self.usage[field] = given.read(lambda v: _numbers(v, unit=False))
+                self.usage[field] = given.mapped(lambda v: _numbers(v, unit=False))
             elif field not in used and (plain := cells.get(field)) is not None:
-                self.usage[field] = plain.read(_metadata_values)
+                self.usage[field] = plain.mapped(_metadata_values)
 
     def columns(self, source: _CsvFile) -> TrialColumns:
         """The block's TrialColumns (trials numbered by ``source.order`` where the file
-        gives no trial column)."""
-        size, order = self.size, source.order
-        names = self.stimulus.spread()
-        suites = [self.default_suite] * size if self.suite is None else self.suite.spread()
+        gives no trial column), each column coded as read."""
+        import numpy as np
 
-        def spread(column: _Column | None) -> list[Any] | None:
-            return None if column is None else column.spread()
-
+        size = self.size
+        every = np.zeros(size, dtype=np.uint8)  # a column of one value
+        suites = Coded(every, [self.default_suite]) if self.suite is None else self.suite
+        if self.trial is None:
+            trial: Sequence[int] = source.order.numbers(suites.spread(), self.stimulus.spread())
+        else:
+            trial = self.trial
         return TrialColumns(
             file=source.path,
             lines=range(self.first_line, self.first_line + size),
-            stimulus=names,
+            stimulus=self.stimulus,
             suite=suites,
-            trial=order.numbers(suites, names) if self.trial is None else self.trial.spread(),
-            status=["ok"] * size if self.status is None else self.status.spread(),
-            passed=_Column(self.passed + 1, [None, False, True]).spread(),
-            score=[None] * size if self.score is None else self.score.spread(),
-            outcome=spread(self.outcome),
-            message=spread(self.message),
-            tags=spread(self.tags),
-            usage={name: column.spread() for name, column in self.usage.items()},
-            stimulus_codes=(self.stimulus.codes, self.stimulus.values),
+            trial=trial,
+            status=Coded(every, ["ok"]) if self.status is None else self.status,
+            passed=Coded(self.passed + 1, [None, False, True]),
+            score=Coded(every, [None]) if self.score is None else self.score,
+            outcome=self.outcome,
+            message=self.message,
+            tags=self.tags,
+            usage=dict(self.usage),
         )
 
 

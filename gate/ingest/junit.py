@@ -82,7 +82,7 @@ from gate.ingest import IngestOptions, Record
 from gate.ingest.duplicates import parse_time
 from gate.ingest.values import message_text, warn
 from gate.reading import open_input, too_large
-from gate.trials import DEFAULT_SUITE, Status, TrialColumns
+from gate.trials import DEFAULT_SUITE, Coded, Status, TrialColumns
 
 _REPEAT = re.compile(r"^(?P<base>.+)\[(?:(?P<params>.*)-)?(?P<index>\d+)-(?P<count>\d+)\]$")
 _FLAKEFINDER = re.compile(r"^(?P<base>.+)\[(?P<index>\d+)(?:-(?P<params>.*))?\]$")
@@ -715,19 +715,18 @@ def _trials(
         duration = np.where(alone[case], seconds_of[case], np.nan)  # NaN: none
         distinct, codes = np.unique(current, return_inverse=True)
         block_names = list(map(names.__getitem__, distinct.tolist()))
-        kinds = kind.tolist()
+        every = np.zeros(count, dtype=np.uint8)  # a column of one value
         yield TrialColumns(
             file=path,
             lines=lines_of[case].tolist(),
-            stimulus=list(map(block_names.__getitem__, codes.tolist())),
-            suite=[suite] * count,
+            stimulus=Coded(codes, block_names),
+            suite=Coded(every, [suite]),
             trial=numbers.tolist(),
-            status=list(map(statuses.__getitem__, kinds)),
-            passed=list(map(verdicts.__getitem__, kinds)),
-            score=[None] * count,
-            message=list(map(messages.__getitem__, message.tolist())),
+            status=Coded(kind, list(statuses)),
+            passed=Coded(kind, list(verdicts)),
+            score=Coded(every, [None]),
+            message=Coded(message, messages),
             usage={"duration_s": duration},
-            stimulus_codes=(codes, block_names),
         )
 
 

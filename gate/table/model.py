@@ -37,6 +37,7 @@ from gate.table import rule
 from gate.table.rule import ABSENT, ERROR, FAIL, PASS, SKIPPED, TrialFeatures
 from gate.table.store import HUGE_INDEX, Column, ProvenancePacker, SlotStore
 from gate.trials import (
+    Coded,
     CountsColumns,
     Outcome,
     Status,
@@ -785,16 +786,20 @@ class TrialTable:
         if size == 0:
             return
         suite = given.suite[0]
-        if given.stimulus_codes is not None and given.suite.count(suite) == size:
-            row_array, stop, error = self._coded_rows(given, suite)
+        if isinstance(given.stimulus, Coded) and given.suite.count(suite) == size:
+            row_array, stop, error = self._coded_rows(given, given.stimulus, suite)
         else:
             row_array, stop, error = self._trial_rows(given)
         self._set_rows()
-        status = np.array(list(map(rule.STATUS_CODES.__getitem__, given.status[:stop])), np.uint8)
+        statuses = given.status[:stop]
+        if isinstance(statuses, Coded):
+            status = statuses.lookup([rule.STATUS_CODES[s] for s in statuses.values], np.uint8)
+        else:
+            status = np.array(list(map(rule.STATUS_CODES.__getitem__, statuses)), np.uint8)
         # As floats, None is NaN: UNKNOWN where passed is not given.
-        given_passed = np.array(given.passed[:stop], dtype=np.float64)
+        given_passed = _floats(given.passed[:stop])
         passed = np.where(np.isnan(given_passed), rule.UNKNOWN, given_passed).astype(np.int8)
-        score = np.array(given.score[:stop], dtype=np.float64)
+        score = _floats(given.score[:stop])
         category = np.full(stop, rule.NO_CATEGORY, dtype=np.int16)
         weight = np.full(stop, math.nan)
         if given.outcome is not None:
@@ -807,14 +812,20 @@ class TrialTable:
                     category[i], weight[i] = known[key]
         extras = _Extras()
         if given.message is not None:
-            extras.messages = list(compress(range(stop), given.message[:stop]))
+            extras.messages = _truthy(given.message[:stop])
         if given.tags is not None:
-            extras.tags = [(i, t) for i, t in enumerate(given.tags[:stop]) if t]
+            extras.tags = [(i, given.tags[i]) for i in _truthy(given.tags[:stop])]
         for name, values in given.usage.items():
             column = self._usage_column(name, values[:stop])
             if column is not None:
                 extras.usage[name] = column
-        indices, exact = _int64(list(given.trial[:stop]))
+        trials = given.trial[:stop]
+        if isinstance(trials, Coded):
+            distinct, exact_distinct = _int64(trials.values)
+            indices = distinct[trials.codes]
+            exact = None if exact_distinct is None else [exact_distinct[c] for c in trials.codes]
+        else:
+            indices, exact = _int64(list(trials))
         given_lines = given.lines[:stop]
         if isinstance(given_lines, range):  # one record per line: no Python int per row
             lines = np.arange(given_lines.start, given_lines.stop, given_lines.step)
@@ -884,14 +895,13 @@ class TrialTable:
         return np.array(rows[:stop], dtype=np.int64), stop, error
 
     def _coded_rows(
-        self, given: TrialColumns, suite: str
+        self, given: TrialColumns, stimuli: Coded, suite: str
     ) -> tuple[np.ndarray, int, InputError | None]:
         """:meth:`_trial_rows` of trials of one suite whose stimuli are given coded: a
         lookup per distinct name, not per trial."""
         import numpy as np
 
-        assert given.stimulus_codes is not None
-        codes, names = given.stimulus_codes
+        codes, names = stimuli.codes, stimuli.values
         of_suite = self._suite_rows.get(suite, {})
         rows = np.array([of_suite.get(name, -1) for name in names], dtype=np.int64)
         stop, error = len(given), None
@@ -1118,27 +1128,14 @@ class TrialTable:
         is given."""
         import numpy as np
 
-        if isinstance(values, np.ndarray):
-            column = values.astype(np.float64)  # a copy: the bad ones are set to NaN below
-            given = ~np.isnan(column)
-            if not given.any():
-                return None
-        elif set(map(type, values)) <= {int, float, type(None)}:
-            try:
-                column = np.array(values, dtype=np.float64)  # None: NaN
-            except OverflowError:  # an integer past the float range
-                column = np.array([usage_value(name, v) for v in values], dtype=np.float64)
-                given = np.array([v is not None for v in values])
-            else:
-                given = ~np.isnan(column)
-                if not given.any():
-                    return None
+        column: npt.NDArray[np.float64]
+        if isinstance(values, Coded):  # each distinct value read once
+            distinct, given_distinct = _usage_floats(name, values.values)
+            column, given = distinct[values.codes], given_distinct[values.codes]
         else:
-            read = [usage_value(name, v) for v in values]
-            given = np.array([u is not None for u in read])
-            if not given.any():
-                return None
-            column = np.array([math.nan if u is None else u for u in read], dtype=np.float64)
+            column, given = _usage_floats(name, values)
+        if not given.any():
+            return None
         with np.errstate(invalid="ignore"):
             bad = given & ~((column >= 0) & (column <= USAGE_MAX))  # NaN and ±inf too
         if bad.any():
@@ -1618,6 +1615,47 @@ def _runs(parts: list[tuple[Any, int]]) -> Iterator[list[tuple[Any, int]]]:
         yield [part]
     if run:
         yield run
+
+
+def _usage_floats(
+    name: str, values: Sequence[Any] | npt.NDArray[np.float64]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+    """Usage values as floats (NaN where not a number) and which of them are given."""
+    import numpy as np
+
+    if isinstance(values, np.ndarray):
+        column = values.astype(np.float64)  # a copy: the bad ones are set to NaN later
+        return column, ~np.isnan(column)
+    if set(map(type, values)) <= {int, float, type(None)}:
+        try:
+            column = np.array(values, dtype=np.float64)  # None: NaN
+        except OverflowError:  # an integer past the float range
+            column = np.array([usage_value(name, v) for v in values], dtype=np.float64)
+            return column, np.array([v is not None for v in values], dtype=bool)
+        return column, ~np.isnan(column)
+    read = [usage_value(name, v) for v in values]
+    given = np.array([u is not None for u in read], dtype=bool)
+    return np.array([math.nan if u is None else u for u in read], dtype=np.float64), given
+
+
+def _floats(column: Sequence[Any] | npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """A column of numbers, verdicts or None as floats (None: NaN)."""
+    import numpy as np
+
+    if isinstance(column, Coded):
+        return column.lookup(column.values, np.float64)
+    return np.array(column, dtype=np.float64)
+
+
+def _truthy(column: Sequence[Any]) -> list[int]:
+    """The positions of the entries that say something (a message, tags)."""
+    import numpy as np
+
+    if isinstance(column, Coded):
+        says = column.lookup(list(map(bool, column.values)), np.bool_)
+        at: list[int] = np.flatnonzero(says).tolist()
+        return at
+    return list(compress(range(len(column)), column))
 
 
 def _int64(listed: Sequence[int]) -> tuple[npt.NDArray[np.int64], list[int] | None]:

@@ -4,6 +4,7 @@ whatever it is not sure of, and the block reader reads the file instead)."""
 
 from __future__ import annotations
 
+import csv
 import os
 import random
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from gate.ingest import IngestOptions, csv_arrow, tabular
+from gate.trials import Coded
 from tests.scale.test_columnar_tables import CSV_MAP, random_csv, read
 
 pytest.importorskip("pyarrow")
@@ -227,9 +229,11 @@ def test_a_big_file_in_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     sizes = [len(b) for b in blocks]
     assert starts == [2 + sum(sizes[:i]) for i in range(len(blocks))]
     assert sum(sizes) == 130_000
-    first = blocks[0]
-    codes, names = first.stimulus_codes  # type: ignore[union-attr, misc]
-    assert [names[c] for c in codes.tolist()] == list(first.stimulus)  # type: ignore[union-attr]
+    stimuli = blocks[0].stimulus  # type: ignore[union-attr]
+    assert isinstance(stimuli, Coded) and len(stimuli.values) < len(stimuli)
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert stimuli.spread() == [row[CSV_MAP["stimulus"]].strip() for row in rows[: len(stimuli)]]
     assert read(path, options, True, monkeypatch) == by_rows(path, options, monkeypatch)
 
 

@@ -569,7 +569,7 @@ def test_googletest_disabled_and_skipped_tests_are_skipped_trials(tmp_path: Path
     }
     assert loaded.counts() == (4, 1, 0, 2)
     (block,) = read(str(path), IngestOptions())
-    assert block.message == [
+    assert list(block.message) == [
         None,
         "agent_test.cc:12\nExpected equality",
         'status="notrun", result="suppressed"',

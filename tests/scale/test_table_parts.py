@@ -346,7 +346,7 @@ def test_new_stimuli_from_columns_get_rows_as_one_by_one(coded: bool) -> None:
     """Columns of trials whose stimuli the table has not seen (given by name, or coded as
     the CSV engine gives them) make the same records, serials and rows as the same trials
     added one at a time; a stimulus already given as counts is still the located error."""
-    from gate.trials import TrialColumns
+    from gate.trials import Coded, TrialColumns
 
     rng = random.Random(5)
     names = [f"n{rng.randrange(60)}" for _ in range(400)]
@@ -356,15 +356,20 @@ def test_new_stimuli_from_columns_get_rows_as_one_by_one(coded: bool) -> None:
         indices[name] = indices.get(name, -1) + 1
         trials.append(indices[name])
 
+    def coded(values: list[Any]) -> Any:
+        """``values``, or (``coded``) as a code per row and the value of each code."""
+        if not coded:
+            return values
+        distinct = list(dict.fromkeys(values))
+        return Coded(np.array([distinct.index(v) for v in values]), distinct)
+
     def columns(stimuli: list[str], numbers: list[int], first_line: int) -> TrialColumns:
-        distinct = list(dict.fromkeys(stimuli))
-        codes = np.array([distinct.index(s) for s in stimuli]) if coded else None
+        size = len(stimuli)
         return TrialColumns(
-            file="r.csv", lines=list(range(first_line, first_line + len(stimuli))),
-            stimulus=stimuli, suite=["s"] * len(stimuli), trial=numbers,
-            status=["ok"] * len(stimuli), passed=[t % 2 == 0 for t in numbers],
-            score=[None] * len(stimuli),
-            stimulus_codes=(codes, distinct) if coded else None,
+            file="r.csv", lines=list(range(first_line, first_line + size)),
+            stimulus=coded(stimuli), suite=coded(["s"] * size), trial=coded(numbers),
+            status=coded(["ok"] * size), passed=coded([t % 2 == 0 for t in numbers]),
+            score=coded([None] * size),
         )  # fmt: skip
 
     by_columns, one_by_one = TrialTable(), TrialTable()
