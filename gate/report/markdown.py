@@ -39,6 +39,11 @@ DECAY_POINTS = 40
 #: at most this many suites get a section of their own (1,000 suites of 3 stimuli made a
 #: 1.8 MB summary, past GitHub's 1 MiB): those with the lowest pass rate.
 MAX_SUITE_SECTIONS = 20
+#: the UTF-8 bytes the whole summary may take with its suite sections: GitHub drops a step
+#: summary over 1 MiB, so the action trims it from the end, where the comparison with the
+#: baseline and the methods are (20 suites of 400 stimuli made a 4.9 MB summary); the rest
+#: of the MiB is left to the action's notices and the job's other steps.
+SUMMARY_BYTES = 900 * 1024
 
 
 percent = wording.percent
@@ -382,20 +387,7 @@ def render_summary(outcome: CheckOutcome) -> str:
             render_reliability(s, ordered),
             render_messages(s, ordered),
         ]
-    shown = shown_suites(suites)
-    if 0 < len(shown) < len(suites):
-        sections.append(f"_{wording.suites_shown_note(len(shown), len(suites))}_")
-    for one in shown:
-        ordered = worst_first(one.stimuli)
-        sections += [
-            f"### Suite {md_text(one.name, 80)}",
-            wording.facts_line(one, _escape, bold=_bold),
-            render_suite(one),
-            render_stimuli(outcome, one, ordered),
-            render_reliability(one, ordered),
-            render_messages(one, ordered),
-        ]
-    sections += [
+    closing = [
         *(render_comparison(c) for c in outcome.comparisons),
         wording.usage_change_line(outcome.usage_change, _bold)
         if outcome.usage_change is not None
@@ -403,7 +395,48 @@ def render_summary(outcome: CheckOutcome) -> str:
         render_notes(outcome),
         render_methods(outcome),
     ]
-    return "\n\n".join(part for part in sections if part) + "\n"
+    room = SUMMARY_BYTES - _size(sections) - _size(closing)
+    parts = [*sections, *_suite_sections(outcome, room), *closing]
+    return "\n\n".join(part for part in parts if part) + "\n"
+
+
+def _size(parts: Sequence[str]) -> int:
+    """The UTF-8 bytes ``parts`` take in the summary, with what joins them."""
+    return sum(len(part.encode("utf-8", "surrogatepass")) + 2 for part in parts if part)
+
+
+def _suite_sections(outcome: CheckOutcome, room: int) -> list[str]:
+    """A section per suite (:func:`shown_suites`) within ``room`` bytes: when they take more,
+    those of the lowest pass rate that fit, lowest first; a line says which are shown."""
+    suites = outcome.suites
+    shown = shown_suites(suites)
+    sections = [_suite_section(outcome, one) for one in shown]
+    sizes = [_size([section]) for section in sections]
+    full = sum(sizes) > room
+    if full:
+        note = _size([f"_{wording.suites_shown_note(len(shown), len(suites), full)}_"])
+        fitting: list[int] = []
+        for i in sorted(range(len(shown)), key=lambda i: shown[i].pass_rate):
+            if note + sum(sizes[j] for j in fitting) + sizes[i] > room:
+                break
+            fitting.append(i)
+        sections = [sections[i] for i in fitting]
+    if not full and len(shown) in (0, len(suites)):  # one suite: the summary is its section
+        return sections
+    return [f"_{wording.suites_shown_note(len(sections), len(suites), full)}_", *sections]
+
+
+def _suite_section(outcome: CheckOutcome, one: SuiteScore) -> str:
+    ordered = worst_first(one.stimuli)
+    parts = [
+        f"### Suite {md_text(one.name, 80)}",
+        wording.facts_line(one, _escape, bold=_bold),
+        render_suite(one),
+        render_stimuli(outcome, one, ordered),
+        render_reliability(one, ordered),
+        render_messages(one, ordered),
+    ]
+    return "\n\n".join(part for part in parts if part)
 
 
 def delta_comparison(outcome: CheckOutcome) -> Comparison | None:

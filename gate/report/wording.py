@@ -917,15 +917,25 @@ def flaky_sentence(
     )
 
 
-def suites_shown_note(shown: int, total: int) -> str:
-    """Which suites have a section when not all do (see ``markdown.shown_suites``).
+def suites_shown_note(shown: int, total: int, summary_full: bool = False) -> str:
+    """Which suites have a section when not all do (see ``markdown.shown_suites``);
+    ``summary_full``: more would take the job summary past GitHub's 1 MiB.
 
     >>> print(suites_shown_note(20, 1000))
     The 20 suites with the lowest pass rate of 1,000, lowest first; the JSON report has
     every suite.
+    >>> print(suites_shown_note(3, 20, summary_full=True))
+    The 3 suites with the lowest pass rate of 20, lowest first (another section would take
+    this summary past GitHub's 1 MiB limit); the JSON report has every suite.
     """
+    full = " (another section would take this summary past GitHub's 1 MiB limit)"
+    reason = full if summary_full else ""
+    if shown == 0:
+        return f"No suite has a section{reason}; the JSON report has every suite."
+    which = "The suite" if shown == 1 else f"The {shown} suites"
+    order = "" if shown == 1 else ", lowest first"
     return (
-        f"The {shown} suites with the lowest pass rate of {total:,}, lowest first; "
+        f"{which} with the lowest pass rate of {total:,}{order}{reason}; "
         "the JSON report has every suite."
     )
 

@@ -235,3 +235,61 @@ def test_many_suites_get_sections_for_the_lowest_pass_rates_only(write_jsonl) ->
     ]
     assert "The 20 suites with the lowest pass rate of 25" in view
     assert len(build_report(outcome)["suites"]) == count
+
+
+def test_suite_sections_stop_where_the_summary_would_pass_githubs_limit(
+    write_jsonl, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 20 suites of 400 stimuli made a 4.9 MB summary: the action trims it from the end,
+    # which lost the comparison with the baseline. The sections that fit are kept, those of
+    # the lowest pass rates first; the comparison and the methods always are.
+    from gate.pipeline import request_from_options
+    from gate.report import markdown
+
+    count = 6
+
+    def records(shift: int) -> list[dict[str, object]]:
+        # Suite i's stimuli pass (i + shift) % 7 of 7 trials, each failure with a message.
+        found = []
+        for i in range(count):
+            passes = (i * 3 + shift) % 7
+            for j in range(30):
+                for record in trials_of(f"case-{j:03d}", "P" * passes + "F" * (7 - passes),
+                                        suite=f"s{i}"):  # fmt: skip
+                    if not record["passed"]:
+                        record["message"] = f"expected refund path {j}, got escalation"
+                    found.append(record)
+        return found
+
+    request = request_from_options(
+        [str(write_jsonl(records(0)))],
+        config=None,
+        baseline=[str(write_jsonl(records(2), "baseline.jsonl"))],
+    )
+    outcome = run_check(request)
+    by_rate = sorted(range(count), key=lambda i: (i * 3) % 7)  # stable: by i
+    whole = render_summary(outcome)
+    headings = [line for line in whole.splitlines() if line.startswith("### Suite ")]
+    assert headings == [f"### Suite s{i}" for i in range(count)]  # all fit: input order
+    assert "another section would take" not in whole
+
+    sections = [markdown._suite_section(outcome, suite) for suite in outcome.suites]
+    budget = len(whole.encode()) - sum(len(s.encode()) + 2 for s in sections[-3:])
+    monkeypatch.setattr(markdown, "SUMMARY_BYTES", budget)
+    summary = render_summary(outcome)
+    assert len(summary.encode()) <= budget
+    headings = [line for line in summary.splitlines() if line.startswith("### Suite ")]
+    shown = len(headings)
+    assert 0 < shown < count
+    assert headings == [f"### Suite s{i}" for i in by_rate[:shown]]
+    next_section = len(sections[by_rate[shown]].encode()) + 2
+    assert len(summary.encode()) + next_section > budget  # as many as fit
+    assert f"_{wording.suites_shown_note(shown, count, summary_full=True)}_" in summary
+    assert "### Compared with the baseline" in summary
+    assert summary.rstrip().endswith(whole.rstrip().rsplit("\n\n", 1)[-1])  # the methods
+
+    monkeypatch.setattr(markdown, "SUMMARY_BYTES", 2000)  # not even one section
+    summary = render_summary(outcome)
+    assert "### Suite " not in summary
+    assert f"_{wording.suites_shown_note(0, count, summary_full=True)}_" in summary
+    assert "### Compared with the baseline" in summary
