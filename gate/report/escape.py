@@ -12,6 +12,7 @@ and kin) make text display in another order than it is stored; both become U+FFF
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # CommonMark lets any ASCII punctuation be backslash-escaped; escaping all of it
 # turns off emphasis, links, images, code, HTML, headings, lists and tables at once.
@@ -115,7 +116,44 @@ def mermaid_label(value: object, max_length: int = 32) -> str:
     (quotes, ``%``, ``#``, ``;``, backticks, brackets, ``<``/``>``, controls), so a name can
     neither end the string nor the code block, nor start a directive, comment or entity.
     """
-    text = _SPACES.sub(" ", _MERMAID_UNSAFE.sub(" ", _CONTROL.sub(" ", str(value)))).strip()
+    return _quoted(_mermaid_text(value), max_length)
+
+
+#: where a beginning that every label of a chart shares is cut (:func:`mermaid_labels`):
+#: between parts of a path or test id, not inside a word such as ``case_017``
+_LABEL_BREAKS = "/.:"
+
+
+def mermaid_labels(names: Sequence[object], max_length: int = 32) -> list[str]:
+    """A chart's category labels, numbered (``"1. name"``: two equal names stay two bars),
+    each as :func:`mermaid_label` makes it. When the names are cut to fit and all begin
+    alike, the beginning they share (up to a separator) is shown as ``…``: test ids such
+    as ``tests/agents/test_refund.py::test_case_017`` would otherwise be ten bars of one
+    label.
+
+    >>> mermaid_labels(["tests/agents/test_refund.py::case_017", "tests/agents/test_refund.py::case_2"])
+    ['"1. …case_017"', '"2. …case_2"']
+    """  # noqa: E501 (a doctest line)
+    texts = [_mermaid_text(name) for name in names]
+    numbers = [f"{i}. " for i in range(1, len(texts) + 1)]
+    room = max_length - max(map(len, numbers), default=0)
+    if len(texts) > 1 and any(len(text) > room for text in texts):
+        first, last = min(texts), max(texts)  # what these two share, every text shares
+        shared = 0
+        while shared < min(len(first), len(last)) and first[shared] == last[shared]:
+            shared += 1
+        cut = max(first.rfind(mark, 0, shared) for mark in _LABEL_BREAKS) + 1
+        if cut >= 8:  # a shorter beginning is worth keeping
+            texts = ["…" + text[cut:] for text in texts]
+    return [_quoted(n + text, max_length) for n, text in zip(numbers, texts, strict=True)]
+
+
+def _mermaid_text(value: object) -> str:
+    return _SPACES.sub(" ", _MERMAID_UNSAFE.sub(" ", _CONTROL.sub(" ", str(value)))).strip()
+
+
+def _quoted(text: str, max_length: int) -> str:
+    text = text.strip()
     if len(text) > max_length:
         text = text[: max_length - 1].rstrip() + "…"
     return f'"{text or "?"}"'

@@ -15,7 +15,7 @@ import numpy as np
 from gate.compare import Comparison, StimulusRow
 from gate.gates import GateDecision
 from gate.report import wording
-from gate.report.escape import md_text, mermaid_label
+from gate.report.escape import md_text, mermaid_labels
 from gate.scoring import (
     StimulusScore,
     SuiteScore,
@@ -214,7 +214,7 @@ def mermaid_chart(
     """A horizontal Mermaid XY chart (``xychart-beta``: Mermaid 10.5 and later, which GitHub
     renders in job summaries and comments): one bar and some lines per label, values 0-1
     drawn as percents. Labels are numbered, so that two equal names stay two bars."""
-    categories = ", ".join(mermaid_label(f"{i}. {x}") for i, x in enumerate(labels, 1))
+    categories = ", ".join(mermaid_labels(labels))
     body = [
         "```mermaid",
         "xychart-beta horizontal",

@@ -12,6 +12,7 @@ MODULES = [
     "gate.config_template",
     "gate.planning",
     "gate.rates",
+    "gate.report.escape",
     "gate.report.wording",
     "gate.scoring",
 ]

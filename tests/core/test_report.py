@@ -250,6 +250,45 @@ def test_a_mermaid_label_cannot_end_its_string_or_start_a_directive(name: str, l
     assert mermaid_label(name) == label
 
 
+@pytest.mark.parametrize(
+    ("names", "labels"),
+    [
+        # A shared path or test-id beginning would leave ten bars of one cut label.
+        (
+            [f"tests/integration/agents/customer_support/scenario_{i:04d}_refund" for i in (7, 12)],
+            ['"1. …scenario_0007_refund"', '"2. …scenario_0012_refund"'],
+        ),
+        (
+            [f"tests.agents.test_refund.TestRefund::test_case[{i}]" for i in (17, 2)],
+            ['"1. …test_case 17"', '"2. …test_case 2"'],
+        ),
+        # Labels that fit, or a shared beginning too short to be worth a "…", stay whole.
+        (["tests/a/one", "tests/a/two"], ['"1. tests/a/one"', '"2. tests/a/two"']),
+        (
+            ["abc/" + "x" * 40, "abc/" + "y" * 40],
+            ['"1. abc/' + "x" * 24 + '…"', '"2. abc/' + "y" * 24 + '…"'],
+        ),
+        # One label, or names alike only inside a word: nothing is cut but the end.
+        (["tests/integration/agents/customer_support/x"], ['"1. tests/integration/agents/cus…"']),
+        (
+            ["scenario_refund_and_escalation_path_01", "scenario_refund_and_escalation_path_02"],
+            ['"1. scenario_refund_and_escalati…"', '"2. scenario_refund_and_escalati…"'],
+        ),
+        # Whatever a name holds is made safe first; the "…" is the only thing added.
+        (
+            ['tests/"]```/%%{init}%%/case_1', 'tests/"]```/%%{init}%%/case_2' + "z" * 30],
+            ['"1. …case_1"', '"2. …case_2' + "z" * 21 + '…"'],
+        ),
+    ],
+)
+def test_chart_labels_show_what_tells_the_names_apart(names: list[str], labels: list[str]) -> None:
+    from gate.report.escape import mermaid_label, mermaid_labels
+
+    assert mermaid_labels(names) == labels
+    if not any("…" in label[:5] for label in labels):  # nothing shared cut: as one by one
+        assert labels == [mermaid_label(f"{i}. {n}") for i, n in enumerate(names, 1)]
+
+
 def test_the_chart_shows_the_worst_stimuli_with_their_intervals(write_jsonl) -> None:
     """12 stimuli: the chart shows the 10 worst (pass rate, then pass^k), bars the
     estimates in percent, lines the mid-p interval ends."""
