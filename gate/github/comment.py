@@ -90,8 +90,13 @@ def build_comment_body(summary_markdown: str, comment_id: str, run_url: str | No
             f" in the {full_summary}."
         )
 
+    left_out = (
+        f"_Left out of this comment for GitHub's 65,536-character limit: see the {full_summary}._"
+    )
     budget = COMMENT_LIMIT - utf16_units(head) - utf16_units(footer) - 1
-    content = trim_markdown(summary_markdown.rstrip("\n") + "\n", budget, notice, utf16_units)
+    content = trim_markdown(
+        summary_markdown.rstrip("\n") + "\n", budget, notice, utf16_units, left_out
+    )
     return CommentBody(head + content + footer, digest)
 
 

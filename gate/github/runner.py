@@ -57,7 +57,9 @@ def fit_summary(markdown: str, budget: int, where_the_rest_is: str) -> str:
             f" not shown. {where_the_rest_is}"
         )
 
-    return trim_markdown(markdown, budget, notice, utf8_bytes)
+    left_out = f"_Left out of this summary for GitHub's 1 MiB limit. {where_the_rest_is}".strip()
+    left_out += "_"
+    return trim_markdown(markdown, budget, notice, utf8_bytes, left_out)
 
 
 def append_summary(path: str, markdown: str, where_the_rest_is: str) -> None:

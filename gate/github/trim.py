@@ -16,6 +16,8 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _TABLE_DELIMITER = re.compile(r"^ {0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 _DETAILS_OPEN = re.compile(r"^\s*<details[\s>]", re.IGNORECASE)
 _DETAILS_CLOSE = re.compile(r"</details>", re.IGNORECASE)
+#: a block :func:`fold_details` may fold: its title on its first line, as the reports write it
+_FOLDABLE = re.compile(r"^<details><summary>.*</summary>\s*$")
 
 
 def utf8_bytes(text: str) -> int:
@@ -38,18 +40,79 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
+def fold_details(
+    text: str, limit: int, left_out: str, measure: Callable[[str], int] = utf8_bytes
+) -> str:
+    """``text`` with the bodies of its largest ``<details>`` blocks (those opened by a line
+    ``<details><summary>…</summary>``, outside code, not inside another) replaced by the line
+    ``left_out``, largest first, until it fits in ``limit`` or none is left.
+
+    A cut at the end loses everything after the cut: in a summary of 400 stimuli the tables
+    of stimuli, reliability and messages left no room for the comparison with the baseline
+    and the methods that follow them. Folded, each table keeps its title; what comes after
+    stays. A block that ends the text is left to the cut: nothing follows it to make room
+    for.
+    """
+    size = measure(text)
+    if size <= limit:
+        return text
+    lines = _lines(text)
+    blocks: list[tuple[int, int, int]] = []  # (body size, first body line, closing line)
+    fence: str | None = None
+    opened = -1
+    for i, line in enumerate(lines):
+        fence_mark = _FENCE.match(line)
+        if fence is not None:
+            if fence_mark and fence_mark.group(1)[0] == fence[0]:
+                fence = None if len(fence_mark.group(1)) >= len(fence) else fence
+            continue
+        if fence_mark:
+            fence = fence_mark.group(1)
+        elif opened < 0 and _FOLDABLE.match(line) and not _DETAILS_CLOSE.search(line):
+            opened = i
+        elif opened >= 0 and line.strip().lower() == "</details>":
+            blocks.append((sum(map(measure, lines[opened + 1 : i])), opened + 1, i))
+            opened = -1
+        elif opened >= 0 and (_DETAILS_OPEN.match(line) or _DETAILS_CLOSE.search(line)):
+            opened = -1  # nested or unusual: not ours to fold
+    if blocks and not "".join(lines[blocks[-1][2] + 1 :]).strip():
+        blocks.pop()  # the text's last part: a cut at the end keeps more of it than a fold
+    body = "\n" + left_out.strip("\n") + "\n\n"
+    folded: dict[int, int] = {}
+    for block_size, first, closing in sorted(blocks, reverse=True):
+        if size <= limit or block_size <= measure(body):
+            break
+        size -= block_size - measure(body)
+        folded[first] = closing
+    kept, i = [], 0
+    while i < len(lines):
+        if i in folded:
+            kept.append(body)
+            i = folded[i]
+        kept.append(lines[i])
+        i += 1
+    return "".join(kept)
+
+
 def trim_markdown(
     text: str,
     limit: int,
     notice: Callable[[int], str],
     measure: Callable[[str], int] = utf8_bytes,
+    left_out: str | None = None,
 ) -> str:
-    """``text`` if it fits in ``limit``, else its longest safe prefix and ``notice(lines_cut)``.
+    """``text`` if it fits in ``limit``; else, with ``left_out`` given, first with the
+    bodies of its largest ``<details>`` blocks folded to that line (:func:`fold_details`);
+    then, if that is still too long, its longest safe prefix and ``notice(lines_cut)``.
 
     The result always fits when the notice alone does.
     """
     if measure(text) <= limit:
         return text
+    if left_out is not None:
+        text = fold_details(text, limit, left_out, measure)
+        if measure(text) <= limit:
+            return text
     lines = _lines(text)
     # cut_points[i] = (prefix size, <details> left open) when keeping lines[:i] is safe, else None.
     cut_points: list[tuple[int, int] | None] = []

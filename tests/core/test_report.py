@@ -624,7 +624,7 @@ def test_warnings_sit_under_the_gates_survive_a_trimmed_comment_and_are_capped(
     assert summary.count("differ only in Unicode normalisation") == 10
     assert "- … and 2 more warnings (the JSON report lists every one)" in summary
     body = build_comment_body(summary, "default", None).text
-    assert "trimmed to GitHub's 65,536-character limit" in body
+    assert "Left out of this comment for GitHub's 65,536-character limit" in body  # folded
     assert body.count("differ only in Unicode normalisation") == 10
     view = render_terminal(outcome, Terminal(100, color=False))
     assert view.index("Warnings") < view.index("Stimuli, worst first")

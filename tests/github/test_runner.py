@@ -18,7 +18,7 @@ from gate.github.runner import (
     ranked_with,
     write_outputs,
 )
-from gate.github.trim import trim_markdown, utf8_bytes
+from gate.github.trim import fold_details, trim_markdown, utf8_bytes
 from gate.report.annotations import Annotation
 from tests.github.contract import parse_outputs
 
@@ -184,6 +184,107 @@ def test_trimming_a_real_summary_keeps_every_chart_and_details_block_whole(
         assert cut.count("```") % 2 == 0, limit
         assert len(chart.findall(cut)) == cut.count("```mermaid"), limit
         assert cut.count("<details>") == cut.count("</details>"), limit
+
+
+def _block(title: str, rows: int) -> str:
+    body = "".join(f"| row {i} | {title} |\n" for i in range(rows))
+    return f"<details><summary>{title}</summary>\n\n| a | b |\n| --- | --- |\n{body}\n</details>\n"
+
+
+def test_folding_empties_the_largest_details_blocks_first_and_keeps_what_follows() -> None:
+    """Sizes 30, 60 and 10 rows: folding the 60 suffices for one limit, the 60 and the 30
+    for a smaller one; titles, the text between and after the blocks stay."""
+    text = (
+        "## verdict\n\n" + _block("stimuli", 30) + "\n" + _block("messages", 60)
+        + "\n### Compared with the baseline\n\n" + _block("changed", 10) + "\nmethods\n"
+    )  # fmt: skip
+    folded_line = "_left out_"
+    assert fold_details(text, len(text), folded_line) == text
+    one = fold_details(text, len(text) - 100, folded_line)
+    assert "| row 59 | messages |" not in one and "| row 29 | stimuli |" in one
+    assert one.count(folded_line) == 1
+    assert utf8_bytes(one) <= len(text) - 100
+    small = len(text) - len(_block("messages", 60)) + 50
+    two = fold_details(text, small, folded_line)
+    assert two.count(folded_line) == 2 and "| row 9 | changed |" in two
+    assert utf8_bytes(two) <= small
+    for cut in (one, two):
+        assert cut.count("<details><summary>") == 3 == cut.count("</details>")
+        assert cut.startswith("## verdict\n") and cut.endswith("\nmethods\n")
+        assert "### Compared with the baseline" in cut
+        assert "<details><summary>messages</summary>\n\n_left out_\n\n</details>\n" in cut
+    # More than folding can give: everything folded, then cut from the end with the notice.
+    cut = trim_markdown(text, 200, lambda n: f"> {n} lines cut", utf8_bytes, folded_line)
+    assert utf8_bytes(cut) <= 200 and cut.rstrip().endswith("lines cut")
+    # A block that ends the text is cut, not folded: a cut keeps its first rows.
+    last = "## verdict\n\n" + _block("stimuli", 60)
+    assert fold_details(last, 300, folded_line) == last
+
+
+def test_folding_leaves_code_and_nested_blocks_alone() -> None:
+    fenced = "```\n" + _block("in code", 40) + "```\n"
+    nested = "<details><summary>outer</summary>\n\n" + _block("inner", 40) + "\n</details>\n"
+    for text in (fenced, nested):
+        assert fold_details(text, 100, "_left out_") == text
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            ["| r | x |", "text", "", "```", "~~~~", "<details><summary>t</summary>",
+             "</details>", "<details>", "x </details>"]
+        )
+    ),
+    st.integers(10, 400),
+)  # fmt: skip
+def test_folding_never_unbalances_details_or_fences(lines: list[str], limit: int) -> None:
+    text = "\n".join(lines) + "\n"
+    folded = fold_details(text, limit, "_left out_")
+    assert folded.count("<details") == text.count("<details")
+    assert folded.count("</details>") == text.count("</details>")
+    assert folded.count("```") == text.count("```") and folded.count("~~~~") == text.count("~~~~")
+    assert utf8_bytes(folded) <= max(utf8_bytes(text), 0)
+
+
+def test_a_comment_on_a_big_suite_keeps_the_comparison_with_the_baseline(tmp_path: Path) -> None:
+    """400 stimuli with messages and a baseline: the summary (about 200 KB) used to be cut
+    in the comment after the reliability table, so the comparison, the reason a regression
+    gate failed, never reached the pull request."""
+    import json
+    import random
+
+    from gate.github.comment import COMMENT_LIMIT, build_comment_body
+    from gate.github.trim import utf16_units
+    from gate.pipeline import request_from_options, run_check
+    from gate.report.markdown import render_summary
+
+    rng = random.Random(8)
+
+    def write(name: str, shift: float) -> str:
+        lines = []
+        for i in range(400):
+            p = rng.random() * 0.8 + shift
+            for t in range(6):
+                ok = rng.random() < p
+                stimulus = f"tests/agents/support/case_{i:04d}"
+                record = {"stimulus": stimulus, "trial": t, "passed": ok}
+                if not ok:
+                    record["message"] = f"expected an escalation after the third refusal ({i})"
+                lines.append(json.dumps(record))
+        (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return str(tmp_path / name)
+
+    request = request_from_options(
+        [write("r.jsonl", 0.0)], config=None, baseline=[write("b.jsonl", 0.2)]
+    )
+    summary = render_summary(run_check(request))
+    assert len(summary) > 2 * COMMENT_LIMIT
+    body = build_comment_body(summary, "default", "https://github.com/o/r/actions/runs/1").text
+    assert utf16_units(body) <= COMMENT_LIMIT
+    assert "### Compared with the baseline" in body
+    assert "<details><summary>How these numbers are computed</summary>" in body
+    assert "_Left out of this comment for GitHub's 65,536-character limit" in body
+    assert body.count("<details>") == body.count("</details>")
 
 
 def test_an_annotation_at_a_result_file_names_it_relative_and_escaped(tmp_path: Path) -> None:
