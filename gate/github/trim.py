@@ -45,7 +45,9 @@ def fold_details(
 ) -> str:
     """``text`` with the bodies of its largest ``<details>`` blocks (those opened by a line
     ``<details><summary>…</summary>``, outside code, not inside another) replaced by the line
-    ``left_out``, largest first, until it fits in ``limit`` or none is left.
+    ``left_out``, largest first, until it fits in ``limit`` or none is left; the block that
+    makes it fit keeps the first of its rows that fit (a table's worst, or its first),
+    followed by that line.
 
     A cut at the end loses everything after the cut: in a summary of 400 stimuli the tables
     of stimuli, reliability and messages left no room for the comparison with the baseline
@@ -77,18 +79,23 @@ def fold_details(
             opened = -1  # nested or unusual: not ours to fold
     if blocks and not "".join(lines[blocks[-1][2] + 1 :]).strip():
         blocks.pop()  # the text's last part: a cut at the end keeps more of it than a fold
-    body = "\n" + left_out.strip("\n") + "\n\n"
-    folded: dict[int, int] = {}
+    empty = "\n" + left_out.strip("\n") + "\n\n"
+    folded: dict[int, tuple[int, str]] = {}  # first body line: (closing line, new body)
     for block_size, first, closing in sorted(blocks, reverse=True):
-        if size <= limit or block_size <= measure(body):
+        if size <= limit or block_size <= measure(empty):
             break
+        room = block_size - (size - limit) - 1  # what this body may keep (1: a line end)
+        body = empty
+        if room > measure(empty):  # this block alone makes it fit: it keeps its first rows
+            body = trim_markdown("".join(lines[first:closing]), room, lambda _: left_out, measure)
+            body += "" if body.endswith("\n\n") else "\n"
         size -= block_size - measure(body)
-        folded[first] = closing
+        folded[first] = (closing, body)
     kept, i = [], 0
     while i < len(lines):
         if i in folded:
+            i, body = folded[i]
             kept.append(body)
-            i = folded[i]
         kept.append(lines[i])
         i += 1
     return "".join(kept)

@@ -192,27 +192,31 @@ def _block(title: str, rows: int) -> str:
 
 
 def test_folding_empties_the_largest_details_blocks_first_and_keeps_what_follows() -> None:
-    """Sizes 30, 60 and 10 rows: folding the 60 suffices for one limit, the 60 and the 30
-    for a smaller one; titles, the text between and after the blocks stay."""
+    """Sizes 30, 60 and 10 rows: the 60 is cut to its first rows for one limit, emptied and
+    the 30 cut for a smaller one; titles, the text between and after the blocks stay."""
     text = (
         "## verdict\n\n" + _block("stimuli", 30) + "\n" + _block("messages", 60)
         + "\n### Compared with the baseline\n\n" + _block("changed", 10) + "\nmethods\n"
     )  # fmt: skip
     folded_line = "_left out_"
+    row = len("| row 10 | messages |\n")
     assert fold_details(text, len(text), folded_line) == text
     one = fold_details(text, len(text) - 100, folded_line)
-    assert "| row 59 | messages |" not in one and "| row 29 | stimuli |" in one
-    assert one.count(folded_line) == 1
-    assert utf8_bytes(one) <= len(text) - 100
-    small = len(text) - len(_block("messages", 60)) + 50
+    assert "| row 0 | messages |" in one and "| row 59 | messages |" not in one
+    assert "| row 29 | stimuli |" in one and one.count(folded_line) == 1
+    assert len(text) - 100 - 2 * row <= utf8_bytes(one) <= len(text) - 100  # as many as fit
+    small = len(text) - len(_block("messages", 60)) - 200
     two = fold_details(text, small, folded_line)
+    assert "<details><summary>messages</summary>\n\n_left out_\n\n</details>\n" in two
+    assert "| row 0 | stimuli |" in two and "| row 29 | stimuli |" not in two
     assert two.count(folded_line) == 2 and "| row 9 | changed |" in two
-    assert utf8_bytes(two) <= small
-    for cut in (one, two):
+    assert small - 2 * row <= utf8_bytes(two) <= small
+    for cut, tables in ((one, 3), (two, 2)):
         assert cut.count("<details><summary>") == 3 == cut.count("</details>")
         assert cut.startswith("## verdict\n") and cut.endswith("\nmethods\n")
         assert "### Compared with the baseline" in cut
-        assert "<details><summary>messages</summary>\n\n_left out_\n\n</details>\n" in cut
+        tokens = MarkdownIt("commonmark").enable("table").parse(cut)
+        assert sum(t.type == "table_open" for t in tokens) == tables  # a cut table is one
     # More than folding can give: everything folded, then cut from the end with the notice.
     cut = trim_markdown(text, 200, lambda n: f"> {n} lines cut", utf8_bytes, folded_line)
     assert utf8_bytes(cut) <= 200 and cut.rstrip().endswith("lines cut")
