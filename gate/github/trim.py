@@ -40,6 +40,27 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
+#: what a line is to the Markdown around it (:func:`_kinds`)
+_TEXT, _OPENS_CODE, _CODE = 0, 1, 2
+
+
+def _kinds(lines: list[str]) -> list[int]:
+    """Each line's kind: text; a fence that opens code; code (a line inside a fence, or the
+    fence that closes it)."""
+    kinds: list[int] = []
+    fence: str | None = None
+    for line in lines:
+        mark = _FENCE.match(line)
+        if fence is None:
+            kinds.append(_OPENS_CODE if mark else _TEXT)
+            fence = mark.group(1) if mark else None
+        else:
+            kinds.append(_CODE)
+            if mark and mark.group(1)[0] == fence[0] and len(mark.group(1)) >= len(fence):
+                fence = None
+    return kinds
+
+
 def fold_details(
     text: str, limit: int, left_out: str, measure: Callable[[str], int] = utf8_bytes
 ) -> str:
@@ -60,17 +81,11 @@ def fold_details(
         return text
     lines = _lines(text)
     blocks: list[tuple[int, int, int]] = []  # (body size, first body line, closing line)
-    fence: str | None = None
     opened = -1
-    for i, line in enumerate(lines):
-        fence_mark = _FENCE.match(line)
-        if fence is not None:
-            if fence_mark and fence_mark.group(1)[0] == fence[0]:
-                fence = None if len(fence_mark.group(1)) >= len(fence) else fence
+    for i, (line, kind) in enumerate(zip(lines, _kinds(lines), strict=True)):
+        if kind != _TEXT:
             continue
-        if fence_mark:
-            fence = fence_mark.group(1)
-        elif opened < 0 and _FOLDABLE.match(line) and not _DETAILS_CLOSE.search(line):
+        if opened < 0 and _FOLDABLE.match(line) and not _DETAILS_CLOSE.search(line):
             opened = i
         elif opened >= 0 and line.strip().lower() == "</details>":
             blocks.append((sum(map(measure, lines[opened + 1 : i])), opened + 1, i))
@@ -123,27 +138,16 @@ def trim_markdown(
     lines = _lines(text)
     # cut_points[i] = (prefix size, <details> left open) when keeping lines[:i] is safe, else None.
     cut_points: list[tuple[int, int] | None] = []
-    fence: str | None = None
     open_details = 0
     size = 0
-    for i, line in enumerate(lines):
-        splits_table = i > 0 and fence is None and bool(_TABLE_DELIMITER.match(line))
-        cut_points.append(None if fence is not None or splits_table else (size, open_details))
+    for i, (line, kind) in enumerate(zip(lines, _kinds(lines), strict=True)):
+        splits_table = i > 0 and kind == _TEXT and bool(_TABLE_DELIMITER.match(line))
+        cut_points.append(None if kind == _CODE or splits_table else (size, open_details))
         size += measure(line)
-        fence_mark = _FENCE.match(line)
-        if fence is None:
-            if fence_mark:
-                fence = fence_mark.group(1)
-                continue
+        if kind == _TEXT:
             if _DETAILS_OPEN.match(line):
                 open_details += 1
             open_details = max(0, open_details - len(_DETAILS_CLOSE.findall(line)))
-        elif (
-            fence_mark
-            and fence_mark.group(1)[0] == fence[0]
-            and len(fence_mark.group(1)) >= len(fence)
-        ):
-            fence = None
     for i in range(len(lines) - 1, -1, -1):
         point = cut_points[i]
         if point is None:

@@ -416,8 +416,10 @@ def _suite_sections(outcome: CheckOutcome, room: int) -> list[str]:
     if full:
         note = _size([f"_{wording.suites_shown_note(len(shown), len(suites), full)}_"])
         fitting: list[int] = []
+        used = note
         for i in sorted(range(len(shown)), key=lambda i: shown[i].pass_rate):
-            if note + sum(sizes[j] for j in fitting) + sizes[i] > room:
+            used += sizes[i]
+            if used > room:
                 break
             fitting.append(i)
         sections = [sections[i] for i in fitting]
