@@ -31,6 +31,7 @@ from gate.github.inputs import CommentMode
 from gate.github.trim import trim_markdown, utf16_units
 from gate.redact import redact
 from gate.report.escape import html_comment_text, md_text
+from gate.report.markdown import fold_order
 
 #: GitHub refuses a comment body longer than this.
 COMMENT_LIMIT = 65_536
@@ -95,7 +96,7 @@ def build_comment_body(summary_markdown: str, comment_id: str, run_url: str | No
     )
     budget = COMMENT_LIMIT - utf16_units(head) - utf16_units(footer) - 1
     content = trim_markdown(
-        summary_markdown.rstrip("\n") + "\n", budget, notice, utf16_units, left_out
+        summary_markdown.rstrip("\n") + "\n", budget, notice, utf16_units, left_out, fold_order
     )
     return CommentBody(head + content + footer, digest)
 

@@ -18,6 +18,7 @@ from gate.github.trim import trim_markdown, utf8_bytes
 from gate.redact import redact
 from gate.report.annotations import Annotation
 from gate.report.escape import log_text, workflow_data, workflow_property
+from gate.report.markdown import fold_order
 
 #: the runner refuses a step summary larger than this (actions/runner, 1 MiB).
 SUMMARY_LIMIT_BYTES = 1024 * 1024
@@ -59,7 +60,7 @@ def fit_summary(markdown: str, budget: int, where_the_rest_is: str) -> str:
 
     left_out = f"_Left out of this summary for GitHub's 1 MiB limit. {where_the_rest_is}".strip()
     left_out += "_"
-    return trim_markdown(markdown, budget, notice, utf8_bytes, left_out)
+    return trim_markdown(markdown, budget, notice, utf8_bytes, left_out, fold_order)
 
 
 def append_summary(path: str, markdown: str, where_the_rest_is: str) -> None:

@@ -17,7 +17,7 @@ _TABLE_DELIMITER = re.compile(r"^ {0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 _DETAILS_OPEN = re.compile(r"^\s*<details[\s>]", re.IGNORECASE)
 _DETAILS_CLOSE = re.compile(r"</details>", re.IGNORECASE)
 #: a block :func:`fold_details` may fold: its title on its first line, as the reports write it
-_FOLDABLE = re.compile(r"^<details><summary>.*</summary>\s*$")
+_FOLDABLE = re.compile(r"^<details><summary>(.*)</summary>\s*$")
 
 
 def utf8_bytes(text: str) -> int:
@@ -62,13 +62,18 @@ def _kinds(lines: list[str]) -> list[int]:
 
 
 def fold_details(
-    text: str, limit: int, left_out: str, measure: Callable[[str], int] = utf8_bytes
+    text: str,
+    limit: int,
+    left_out: str,
+    measure: Callable[[str], int] = utf8_bytes,
+    order: Callable[[str], int] | None = None,
 ) -> str:
-    """``text`` with the bodies of its largest ``<details>`` blocks (those opened by a line
+    """``text`` with the bodies of its ``<details>`` blocks (those opened by a line
     ``<details><summary>…</summary>``, outside code, not inside another) replaced by the line
-    ``left_out``, largest first, until it fits in ``limit`` or none is left; the block that
-    makes it fit keeps the first of its rows that fit (a table's worst, or its first),
-    followed by that line.
+    ``left_out`` until it fits in ``limit`` or none is left; the block that makes it fit
+    keeps the first of its rows that fit (a table's worst, or its first), followed by that
+    line. Blocks go in the ``order`` their titles are given (lowest first: the report knows
+    which of its tables a reader needs least), the largest first among equals.
 
     A cut at the end loses everything after the cut: in a summary of 400 stimuli the tables
     of stimuli, reliability and messages left no room for the comparison with the baseline
@@ -80,25 +85,33 @@ def fold_details(
     if size <= limit:
         return text
     lines = _lines(text)
-    blocks: list[tuple[int, int, int]] = []  # (body size, first body line, closing line)
-    opened = -1
+    rank = order or (lambda _title: 0)
+    # (rank, minus the body size, minus the first body line, closing line): the later block
+    # first among equals, as the cut would take it
+    blocks: list[tuple[int, int, int, int]] = []
+    opened, title = -1, ""
     for i, (line, kind) in enumerate(zip(lines, _kinds(lines), strict=True)):
         if kind != _TEXT:
             continue
-        if opened < 0 and _FOLDABLE.match(line) and not _DETAILS_CLOSE.search(line):
-            opened = i
+        opening = _FOLDABLE.match(line)
+        if opened < 0 and opening and not _DETAILS_CLOSE.search(line):
+            opened, title = i + 1, opening.group(1)  # the body's first line
         elif opened >= 0 and line.strip().lower() == "</details>":
-            blocks.append((sum(map(measure, lines[opened + 1 : i])), opened + 1, i))
+            body_size = sum(map(measure, lines[opened:i]))
+            blocks.append((rank(title), -body_size, -opened, i))
             opened = -1
         elif opened >= 0 and (_DETAILS_OPEN.match(line) or _DETAILS_CLOSE.search(line)):
             opened = -1  # nested or unusual: not ours to fold
-    if blocks and not "".join(lines[blocks[-1][2] + 1 :]).strip():
+    if blocks and not "".join(lines[blocks[-1][3] + 1 :]).strip():
         blocks.pop()  # the text's last part: a cut at the end keeps more of it than a fold
     empty = "\n" + left_out.strip("\n") + "\n\n"
     folded: dict[int, tuple[int, str]] = {}  # first body line: (closing line, new body)
-    for block_size, first, closing in sorted(blocks, reverse=True):
-        if size <= limit or block_size <= measure(empty):
+    for _, minus_size, minus_first, closing in sorted(blocks):
+        block_size, first = -minus_size, -minus_first
+        if size <= limit:
             break
+        if block_size <= measure(empty):
+            continue
         room = block_size - (size - limit) - 1  # what this body may keep (1: a line end)
         body = empty
         if room > measure(empty):  # this block alone makes it fit: it keeps its first rows
@@ -122,17 +135,19 @@ def trim_markdown(
     notice: Callable[[int], str],
     measure: Callable[[str], int] = utf8_bytes,
     left_out: str | None = None,
+    fold_order: Callable[[str], int] | None = None,
 ) -> str:
     """``text`` if it fits in ``limit``; else, with ``left_out`` given, first with the
-    bodies of its largest ``<details>`` blocks folded to that line (:func:`fold_details`);
-    then, if that is still too long, its longest safe prefix and ``notice(lines_cut)``.
+    bodies of its ``<details>`` blocks folded to that line in ``fold_order``
+    (:func:`fold_details`); then, if that is still too long, its longest safe prefix and
+    ``notice(lines_cut)``.
 
     The result always fits when the notice alone does.
     """
     if measure(text) <= limit:
         return text
     if left_out is not None:
-        text = fold_details(text, limit, left_out, measure)
+        text = fold_details(text, limit, left_out, measure, fold_order)
         if measure(text) <= limit:
             return text
     lines = _lines(text)

@@ -7,6 +7,7 @@ a Mermaid chart, :func:`mermaid_label`). The sentences come from :mod:`wording`.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -44,6 +45,17 @@ MAX_SUITE_SECTIONS = 20
 #: baseline and the methods are (20 suites of 400 stimuli made a 4.9 MB summary); the rest
 #: of the MiB is left to the action's notices and the job's other steps.
 SUMMARY_BYTES = 900 * 1024
+#: The folded tables by their titles, in the order they give way when a summary must shrink
+#: (the PR comment's 65,536 characters, GitHub's 1 MiB for a job summary): first what a
+#: reviewer acts on least. Folding by size alone emptied why trials failed, the larger
+#: table, and kept the decay curves. A title none of these match gives way last.
+_FOLD_ORDER = (
+    re.compile(r"^Reliability of "),  # decay curves: how the failures fall in run order
+    re.compile("^" + re.escape(wording.MESSAGES_SUMMARY.split("{", 1)[0])),  # why trials failed
+    re.compile(r"^[\d,]+ errored trials?$"),  # each errored stimulus's first message
+    re.compile(r"^The worst [\d,]+ of [\d,]+ stimuli$|^All .+, worst first$"),  # the stimuli
+    re.compile(r", regressions first$"),  # the stimuli that changed against the baseline
+)
 
 
 percent = wording.percent
@@ -59,6 +71,18 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]], align: Sequence[
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(marks) + " |"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def fold_order(title: str) -> int:
+    """Where the folded table titled ``title`` comes in :data:`_FOLD_ORDER` (the order in
+    which :func:`gate.github.trim.fold_details` empties them when a summary must shrink).
+
+    >>> fold_order("Reliability of 12 stimuli that did not always pass")
+    0
+    >>> fold_order("The worst 200 of 4,000 stimuli"), fold_order(wording.METHODS_TITLE)
+    (3, 5)
+    """
+    return next((i for i, p in enumerate(_FOLD_ORDER) if p.search(title)), len(_FOLD_ORDER))
 
 
 def folded(summary: str, body: str, rows: int) -> str:

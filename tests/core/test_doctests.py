@@ -13,6 +13,7 @@ MODULES = [
     "gate.planning",
     "gate.rates",
     "gate.report.escape",
+    "gate.report.markdown",
     "gate.report.wording",
     "gate.scoring",
 ]

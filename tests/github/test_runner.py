@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 from hypothesis import given
@@ -161,7 +162,6 @@ def test_trimming_a_real_summary_keeps_every_chart_and_details_block_whole(
     cut at every size from the notice up: each cut keeps whole charts only, and closes every
     <details> it leaves open."""
     import json
-    import re
 
     from gate.pipeline import request_from_options, run_check
     from gate.report.markdown import render_summary
@@ -225,6 +225,60 @@ def test_folding_empties_the_largest_details_blocks_first_and_keeps_what_follows
     assert fold_details(last, 300, folded_line) == last
 
 
+def test_folding_goes_in_the_given_order_then_largest_first() -> None:
+    """The report ranks its tables: the first in its order gives way first even when it is
+    smaller; when it is too small to make room it is emptied and the next one is cut."""
+    text = (
+        "## verdict\n\n" + _block("stimuli", 30) + "\n" + _block("messages", 60)
+        + "\n" + _block("curves", 12) + "\n" + _block("changed", 20) + "\nmethods\n"
+    )  # fmt: skip
+    ranks = {"curves": 0, "changed": 1, "stimuli": 1, "messages": 2}
+    row = len("| row 10 | changed |\n")
+    one = fold_details(text, len(text) - 100, "_left out_", utf8_bytes, ranks.__getitem__)
+    assert "| row 0 | curves |" in one and "| row 11 | curves |" not in one
+    assert "| row 59 | messages |" in one and "| row 29 | stimuli |" in one
+    assert "| row 19 | changed |" in one
+    assert len(text) - 100 - 2 * row <= utf8_bytes(one) <= len(text) - 100
+    # More than the curves hold: they are emptied, then the larger of the next rank is cut
+    # (stimuli, 30 rows, before changed, 20) and messages, last in order, stay whole.
+    limit = len(text) - len(_block("curves", 12)) - 100
+    two = fold_details(text, limit, "_left out_", utf8_bytes, ranks.__getitem__)
+    assert "<details><summary>curves</summary>\n\n_left out_\n\n</details>\n" in two
+    assert "| row 0 | stimuli |" in two and "| row 29 | stimuli |" not in two
+    assert "| row 19 | changed |" in two and "| row 59 | messages |" in two
+    assert limit - 2 * row <= utf8_bytes(two) <= limit
+    # Without an order, by size: the 60 rows of messages are cut first.
+    three = fold_details(text, len(text) - 100, "_left out_")
+    assert "| row 59 | messages |" not in three and "| row 11 | curves |" in three
+
+
+def test_every_table_the_summary_folds_has_its_place_in_the_fold_order(tmp_path: Path) -> None:
+    """fold_order knows each folded table by its title: a title reworded in the report and
+    not in the order would silently give way last."""
+    import json
+
+    from gate.pipeline import request_from_options, run_check
+    from gate.report.markdown import fold_order, render_summary
+
+    def write(name: str, passes: int) -> str:
+        records = [
+            {"stimulus": f"case {i:02d}", "trial": t, "passed": t < passes + i % 3,
+             "message": "wrong answer"}
+            if t < 5 else {"stimulus": f"case {i:02d}", "trial": t, "status": "error"}
+            for i in range(30) for t in range(6)
+        ]  # fmt: skip
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+        return str(tmp_path / name)
+
+    request = request_from_options(
+        [write("r.jsonl", 1)], config=None, baseline=[write("b.jsonl", 3)]
+    )
+    summary = render_summary(run_check(request))
+    titles = re.findall(r"^<details><summary>(.*)</summary>$", summary, re.M)
+    assert [fold_order(title) for title in titles] == [3, 0, 1, 4, 2, 5], titles
+    assert titles[-1] == "How these numbers are computed"  # never folded: it ends the text
+
+
 def test_folding_leaves_code_and_nested_blocks_alone() -> None:
     fenced = "```\n" + _block("in code", 40) + "```\n"
     nested = "<details><summary>outer</summary>\n\n" + _block("inner", 40) + "\n</details>\n"
@@ -243,11 +297,13 @@ def test_folding_leaves_code_and_nested_blocks_alone() -> None:
 )  # fmt: skip
 def test_folding_never_unbalances_details_or_fences(lines: list[str], limit: int) -> None:
     text = "\n".join(lines) + "\n"
-    folded = fold_details(text, limit, "_left out_")
-    assert folded.count("<details") == text.count("<details")
-    assert folded.count("</details>") == text.count("</details>")
-    assert folded.count("```") == text.count("```") and folded.count("~~~~") == text.count("~~~~")
-    assert utf8_bytes(folded) <= max(utf8_bytes(text), 0)
+    for order in (None, lambda title: -len(title)):
+        folded = fold_details(text, limit, "_left out_", utf8_bytes, order)
+        assert folded.count("<details") == text.count("<details")
+        assert folded.count("</details>") == text.count("</details>")
+        assert folded.count("```") == text.count("```")
+        assert folded.count("~~~~") == text.count("~~~~")
+        assert utf8_bytes(folded) <= max(utf8_bytes(text), 0)
 
 
 def test_a_comment_on_a_big_suite_keeps_the_comparison_with_the_baseline(tmp_path: Path) -> None:
@@ -289,6 +345,14 @@ def test_a_comment_on_a_big_suite_keeps_the_comparison_with_the_baseline(tmp_pat
     assert "<details><summary>How these numbers are computed</summary>" in body
     assert "_Left out of this comment for GitHub's 65,536-character limit" in body
     assert body.count("<details>") == body.count("</details>")
+    # What gives way first is what a reviewer acts on least (fold_order): the decay curves
+    # are emptied, the worst 200 stimuli stay whole and why trials failed keeps its first.
+    left_out = "\n\n_Left out of this comment"
+    assert re.search(r"<summary>Reliability of [^<]*</summary>" + left_out, body)
+    worst = re.search(r"<summary>The worst 200 of 400 stimuli</summary>(.*?)</details>", body, re.S)
+    assert worst is not None and worst.group(1).count("\n| tests\\/agents\\/") == 200
+    why = re.search(r"<summary>Why trials failed [^<]*</summary>(.*?)</details>", body, re.S)
+    assert why is not None and why.group(1).count("\n- **") >= 20
 
 
 def test_an_annotation_at_a_result_file_names_it_relative_and_escaped(tmp_path: Path) -> None:
