@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -46,7 +46,7 @@ from gate.ingest.values import (
     metadata_number,
     warn,
 )
-from gate.trials import DEFAULT_SUITE, TrialColumns
+from gate.trials import DEFAULT_SUITE, Coded, TrialColumns
 
 #: tau-bench's own success tolerance (tau_bench/run.py; tau2's is_successful in
 #: src/tau2/metrics/agent_metrics.py): reward within 1e-6 of 1.
@@ -146,50 +146,153 @@ def read_tau(path: str, options: IngestOptions) -> Iterator[Record | TrialColumn
     yield from flushed_first(rows, _tau_blocks(path, options, rows))
 
 
+#: the most pieces of the array (:data:`~gate.ingest.jsonstream.PIECE_BYTES` each) and
+#: entries read as one block: a block of 47-byte entries holds most of a suite's stimuli,
+#: and one of large entries (a trajectory each) stays a few megabytes of text
+_WAITING_PIECES, _WAITING_TRIALS = 64, 16 * BLOCK_TRIALS
+
+
 def _tau_blocks(path: str, options: IngestOptions, rows: Rows) -> Iterator[TrialColumns]:
     stream = JsonStream(path, [()])
     suite = options.suite or DEFAULT_SUITE
-    bar = options.pass_threshold  # as _passed, inlined: a million calls
     order = Appearance()
     outside = 0
-    append = rows.rows.append
+    # The array's entries not yet read, from position `first`: up to _WAITING_PIECES pieces
+    # (of 32 KB) at a time, so that a block of the usual entries is read a column at a time
+    # and each of its stimuli looked up once.
+    waiting: list[Any] = []
+    first, pieces = 0, 0
     for piece in stream.pieces():
-        for position, run in enumerate(piece.values, piece.start):
-            # The usual entry ({"task_id": 3, "reward": 1.0, ..., "trial": 0}) is taken as it
-            # is; anything else goes through the checks that name what is wrong.
-            task_id = run.get("task_id") if type(run) is dict else None
-            index = run.get("trial") if task_id is not None else None
-            reward = run.get("reward") if task_id is not None else None
-            if type(task_id) is int and type(index) is int and index >= 0 and type(reward) is float:
-                stimulus = str(task_id)
-            else:
-                where = Provenance(path, None, f"/{position}")
-                stimulus, index, reward = _tau_fields(run, where, order, suite)
-            info = run.get("info")
-            error = info.get("error") if type(info) is dict else None
-            if error:
-                # tau-bench stores a run that raised as reward 0 with info.error: the
-                # harness failed, the agent was not tested.
-                outside += not 0.0 <= reward <= 1.0
-                append((position, stimulus, suite, index, "error", None, None, message_text(error)))
-            elif 0.0 <= reward <= 1.0:
-                if bar is None:
-                    passed = -SUCCESS_TOLERANCE <= reward - 1.0 <= SUCCESS_TOLERANCE
-                else:
-                    passed = reward >= bar
-                message = None if passed else (reward, info)
-                score = reward or 0.0  # as clip_unit: -0.0 scores 0.0
-                append((position, stimulus, suite, index, "ok", passed, score, message))
-            else:
-                outside += 1
-                passed = _passed(reward, options)
-                message = None if passed else (reward, info)
-                append((position, stimulus, suite, index, "ok", passed, clip_unit(reward), message))
-        if len(rows) >= BLOCK_TRIALS:
-            yield rows.columns()
+        if waiting and piece.start != first + len(waiting):
+            outside += yield from _tau_entries(waiting, first, path, options, suite, order, rows)
+            waiting = []
+        if not waiting:
+            first, pieces = piece.start, 0
+        waiting += piece.values
+        pieces += 1
+        if pieces >= _WAITING_PIECES or len(waiting) >= _WAITING_TRIALS:
+            outside += yield from _tau_entries(waiting, first, path, options, suite, order, rows)
+            waiting = []
+    outside += yield from _tau_entries(waiting, first, path, options, suite, order, rows)
     yield from rows.flush()
     _tau_root(path, stream)
     _outside(path, outside)
+
+
+def _tau_entries(
+    entries: list[Any],
+    first: int,
+    path: str,
+    options: IngestOptions,
+    suite: str,
+    order: Appearance,
+    rows: Rows,
+) -> Generator[TrialColumns, None, int]:
+    """The trials of the entries at positions ``first``, ``first + 1``, …: as one block of
+    columns when every one is the usual entry (:func:`_usual_columns`), else entry by entry
+    into ``rows``. Returns how many rewards were outside [0, 1]."""
+    columns = _usual_columns(entries, first, path, suite, options.pass_threshold)
+    if columns is not None:
+        yield from rows.flush()  # the rows before them first, in the file's order
+        yield columns
+        return 0
+    bar = options.pass_threshold  # as _passed, inlined: a million calls
+    outside = 0
+    append = rows.rows.append
+    for position, run in enumerate(entries, first):
+        # The usual entry ({"task_id": 3, "reward": 1.0, ..., "trial": 0}) is taken as it
+        # is; anything else goes through the checks that name what is wrong.
+        task_id = run.get("task_id") if type(run) is dict else None
+        index = run.get("trial") if task_id is not None else None
+        reward = run.get("reward") if task_id is not None else None
+        if type(task_id) is int and type(index) is int and index >= 0 and type(reward) is float:
+            stimulus = str(task_id)
+        else:
+            where = Provenance(path, None, f"/{position}")
+            stimulus, index, reward = _tau_fields(run, where, order, suite)
+        info = run.get("info")
+        error = info.get("error") if type(info) is dict else None
+        if error:
+            # tau-bench stores a run that raised as reward 0 with info.error: the
+            # harness failed, the agent was not tested.
+            outside += not 0.0 <= reward <= 1.0
+            append((position, stimulus, suite, index, "error", None, None, message_text(error)))
+        elif 0.0 <= reward <= 1.0:
+            if bar is None:
+                passed = -SUCCESS_TOLERANCE <= reward - 1.0 <= SUCCESS_TOLERANCE
+            else:
+                passed = reward >= bar
+            message = None if passed else (reward, info)
+            score = reward or 0.0  # as clip_unit: -0.0 scores 0.0
+            append((position, stimulus, suite, index, "ok", passed, score, message))
+        else:
+            outside += 1
+            passed = _passed(reward, options)
+            message = None if passed else (reward, info)
+            append((position, stimulus, suite, index, "ok", passed, clip_unit(reward), message))
+        if len(rows) >= BLOCK_TRIALS:
+            yield rows.columns()
+    return outside
+
+
+def _usual_columns(
+    entries: list[Any], first: int, path: str, suite: str, bar: float | None
+) -> TrialColumns | None:
+    """The entries as one block of columns, read as the entry-by-entry loop of
+    :func:`_tau_entries` reads them, when every one is the usual entry: an object with an
+    integer ``task_id``, an integer ``trial`` from 0 to 2**63 - 1 and a float ``reward`` in
+    [0, 1] (an ``info.error`` makes it an errored trial, as there); else None. Each check is
+    one pass over a column (a type set, a numpy comparison), and each stimulus and trial
+    index is looked at once."""
+    import numpy as np
+
+    if not entries or set(map(type, entries)) != {dict}:
+        return None
+    task_ids = [entry.get("task_id") for entry in entries]
+    indices = [entry.get("trial") for entry in entries]
+    rewards = [entry.get("reward") for entry in entries]
+    if {*map(type, task_ids)} != {int} or {*map(type, indices)} != {int}:
+        return None
+    if {*map(type, rewards)} != {float}:
+        return None
+    try:
+        trial = np.array(indices, dtype=np.int64)
+        task = np.array(task_ids, dtype=np.int64)
+    except OverflowError:  # past 64 bits: the loop reads them
+        return None
+    reward = np.array(rewards, dtype=np.float64)
+    if trial.min() < 0 or not np.all((reward >= 0.0) & (reward <= 1.0)):
+        return None
+    infos = [entry.get("info") for entry in entries]
+    errors: list[Any] = [None] * len(infos)
+    if infos.count(None) != len(infos):
+        errors = [info.get("error") if type(info) is dict else None for info in infos]
+    errored = np.array(list(map(bool, errors)), dtype=bool)
+    passed = np.abs(reward - 1.0) <= SUCCESS_TOLERANCE if bar is None else reward >= bar
+    verdict = np.where(errored, 0, passed.astype(np.uint8) + 1)  # codes of None, False, True
+    messages: list[Any] = [
+        None if ok else (value, info)
+        for ok, value, info in zip(passed.tolist(), rewards, infos, strict=True)
+    ]
+    for at in np.flatnonzero(errored).tolist():
+        messages[at] = message_text(errors[at])
+    tasks, task_codes = np.unique(task, return_inverse=True)
+    trials, trial_codes = np.unique(trial, return_inverse=True)
+    every = np.zeros(len(entries), dtype=np.uint8)
+    return TrialColumns(
+        file=path,
+        lines=range(first, first + len(entries)),
+        stimulus=Coded(task_codes, [str(task_id) for task_id in tasks.tolist()]),
+        suite=Coded(every, [suite]),
+        trial=Coded(trial_codes, trials.tolist()),
+        status=Coded(errored.astype(np.uint8), ["ok", "error"]),
+        passed=Coded(verdict, [None, False, True]),
+        # -0.0 scores 0.0, as the loop's `reward or 0.0`; an errored trial has no score
+        score=np.where(errored, np.nan, reward + 0.0),
+        message=messages,
+        pointer="",
+        render=tau_info_message,
+    )
 
 
 def _tau2_suite(document: Any, options: IngestOptions) -> str | None:

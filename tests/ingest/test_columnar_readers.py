@@ -361,6 +361,70 @@ def test_tau_bench_fixture_and_generated_file_give_the_per_trial_table(
     assert_same(lenient, one_by_one(tau_reference(path, bar=0.5)))
 
 
+def test_tau_bench_blocks_of_usual_entries_are_read_a_column_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blocks whose every entry is the usual one are read as columns (_usual_columns), the
+    others entry by entry, in the file's order: small pieces and blocks make many of both,
+    some with one odd entry (a string task id, no trial, a reward outside [0, 1] or just
+    inside the tolerance, an index past 64 bits, an integer reward); errored trials, -0.0
+    and a trial given twice in both."""
+    from gate.ingest import jsonstream, tau
+
+    monkeypatch.setattr(jsonstream, "PIECE_BYTES", 300)
+    monkeypatch.setattr(tau, "BLOCK_TRIALS", 40)
+    monkeypatch.setattr(tau, "_WAITING_TRIALS", 60)
+    read_as_columns = []
+    usual_columns = tau._usual_columns
+
+    def counted(*args: Any) -> TrialColumns | None:
+        columns = usual_columns(*args)
+        read_as_columns.append(columns is not None)
+        return columns
+
+    monkeypatch.setattr(tau, "_usual_columns", counted)
+    rng = random.Random(7)
+    odd: list[dict[str, Any]] = [
+        {"task_id": "t-1", "trial": 0, "reward": 1.0},
+        {"task_id": 3, "reward": 0.0},
+        {"task_id": 4, "trial": 9, "reward": 0.0, "info": {"error": "RuntimeError('boom')"}},
+        {"task_id": 5, "trial": 9, "reward": 1.5},
+        {"task_id": 5, "trial": 9, "reward": 1.0 + 5e-7},
+        {"task_id": 6, "trial": 2**64, "reward": 1.0},
+        {"task_id": 7, "trial": 9, "reward": 1},
+    ]
+    runs: list[dict[str, Any]] = []
+    for trial in range(12):
+        for task in range(50):
+            run: dict[str, Any] = {"task_id": task, "trial": trial}
+            run["reward"] = rng.choice([0.0, 1.0, 0.5, -0.0, 1.0 - 5e-7, 1.0 - 2e-6, 0.999])
+            if rng.random() < 0.2:
+                run["info"] = rng.choice([
+                    {"reward_info": {"info": {"r_actions": False}}}, {"error": ""},
+                    {"error": None}, "text", {"error": "RuntimeError('529')"}, {"error": [1]},
+                ])  # fmt: skip
+            runs.append(run)
+        if trial % 3 == 1:
+            runs.append({**rng.choice(odd), "task_id": f"odd-{trial}"})
+    path = tmp_path / "tau.json"
+    path.write_text(json.dumps(runs))
+    for bar in (None, 0.5):
+        read_as_columns.clear()
+        assert_same(columnar("tau-bench", path, pass_threshold=bar),
+                    one_by_one(tau_reference(path, bar=bar)))  # fmt: skip
+        assert True in read_as_columns and False in read_as_columns
+    # A trial given twice inside a block read as columns: the error entry by entry.
+    duplicated = [*runs[:100], dict(runs[60]), *runs[100:]]
+    path.write_text(json.dumps(duplicated))
+    errors = []
+    for usual in (counted, lambda *args: None):
+        monkeypatch.setattr(tau, "_usual_columns", usual)
+        with pytest.raises(InputError) as raised:
+            columnar("tau-bench", path)
+        errors.append(str(raised.value))
+    assert errors[0] == errors[1] and f"{path} at /100: trial 1 of stimulus '10'" in errors[0]
+
+
 @pytest.mark.parametrize("name", ["tau2", "tau2-info-last", "tau2-index"])
 def test_tau2_generated_files_give_the_per_trial_table(
     generated: dict[str, Path], name: str
