@@ -17,8 +17,9 @@ declines (None), and the block reader reads the file instead and words any error
 
 - only files of :data:`MIN_BYTES` to :data:`MAX_BYTES` (smaller ones are read faster than
   pyarrow is imported; bigger ones are read in blocks, in bounded memory);
-- one record per line: no blank lines, no cell over several lines, no bare carriage return,
-  no line over the line or cell limits (so a row's line number is its position + 2);
+- the header on the first line, no bare carriage return, no record over the line or cell
+  limits; a quoted cell may hold line ends and blank lines are left out, as the csv
+  module's reader does (each row's line number, where it starts, is found with numpy);
 - every quote part of a well-formed quoted cell (pyarrow and the csv module may read a
   stray quote differently: the csv module's strict mode refuses ``"ab"c``);
 - every row as wide as the header, valid UTF-8 (pyarrow checks both);
@@ -64,7 +65,7 @@ MIN_BYTES = 4 << 20
 MAX_BYTES = 256 << 20
 #: pyarrow's block: the rows read, checked and added to the table at a time
 _BLOCK = 4 << 20
-#: the lines checked at a time (:func:`_lines`)
+#: the lines checked at a time (:func:`_record_lines`)
 _GUARD_SLICE = 8 << 20
 
 #: whether pyarrow is installed (``pip install 'eval-gate[arrow]'``); without it the block
@@ -79,7 +80,7 @@ def read_columns(source: _CsvFile) -> Iterator[TrialColumns] | None:
     if not _PYARROW:
         return None
     data = _whole_file(source.path)
-    lines = None if data is None else _lines(data, source.delimiter)
+    lines = None if data is None else _record_lines(data, source.delimiter)
     if data is None or lines is None:
         return None
     try:
@@ -109,70 +110,93 @@ def _whole_file(path: str) -> bytes | None:
     return data if len(data) <= MAX_BYTES else None
 
 
-def _lines(data: bytes, delimiter: str) -> int | None:
-    """How many lines ``data`` has, if every one is one record that the csv module and
-    pyarrow read alike (no bare carriage return, no blank line, every line within the
-    limits, every quote part of a well-formed quoted cell with no line end inside); else
-    None. Checked a slice of whole lines at a time (numpy's arrays are a byte per byte)."""
+def _record_lines(data: bytes, delimiter: str) -> np.ndarray | None:
+    """The line on which each record after the header starts (blank lines left out, as the
+    csv module's reader leaves them out), if the csv module and pyarrow read every record of
+    ``data`` alike: the header on the first line, no bare carriage return, no record over
+    the line or cell limits, every quote part of a well-formed quoted cell, none left open;
+    else None. A quoted cell may hold line ends. Checked a slice of whole lines at a time
+    (numpy's arrays are a byte per byte), the quotes counted on from slice to slice."""
     import numpy as np
 
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         return None
     longest = min(limits.LINE_BYTES.value(), limits.CSV_FIELD_CHARS.value())
-    lines, start = 0, 0
+    # Each record's last line end, as its index among the line ends, slice by slice.
+    record_ends: list[np.ndarray] = []
+    blank: list[np.ndarray] = []
+    inside = 0  # 1 when the slice starts inside a quoted cell
+    lines, last_end, start = 0, -1, 0  # line ends before the slice; the last record's end
     while start < len(data):
         stop = data.find(b"\n", start + _GUARD_SLICE) + 1 or len(data)
         text = np.frombuffer(data, dtype=np.uint8, count=stop - start, offset=start)
         ends = np.flatnonzero(text == ord("\n"))
         if stop == len(data) and not data.endswith(b"\n"):
             ends = np.append(ends, text.size)  # the last line, without its line end
-        if ends.size == 0:
+        quotes = np.flatnonzero(text == ord('"'))
+        after = _quotes_well_formed(text, quotes, inside, ord(delimiter))
+        if after is None:
             return None
-        lengths = np.diff(ends, prepend=-1)  # with the line end
-        if int(lengths.max()) > longest or int(lengths.min()) == 1:
-            return None  # a line too long, a blank line
-        if np.any(text[ends[lengths == 2] - 1] == ord("\r")):
-            return None  # a blank line ending in CRLF
-        if not _quotes_well_formed(text, ends, ord(delimiter)):
-            return None
-        lines, start = lines + ends.size, stop
-    return lines
+        # A line end ends a record unless an odd number of quotes comes before it.
+        ending = np.flatnonzero((np.searchsorted(quotes, ends) + inside) % 2 == 0)
+        at = ends[ending] + start
+        lengths = np.diff(at, prepend=last_end)  # with the line end
+        if lengths.size:
+            if int(lengths.max()) > longest:
+                return None  # a record too long
+            last_end = int(at[-1])
+            crlf = (lengths == 2) & (text[np.maximum(ends[ending] - 1, 0)] == ord("\r"))
+            blank.append((lengths == 1) | crlf)
+        record_ends.append(ending + lines)
+        inside, lines, start = after, lines + ends.size, stop
+    if inside or not record_ends:
+        return None  # a quoted cell left open
+    ends_at = np.concatenate(record_ends)
+    if ends_at.size < 2 or ends_at[0] != 0:
+        return None  # no row, or the header over several lines
+    is_blank = np.concatenate(blank)
+    if is_blank[0]:
+        return None
+    starts: np.ndarray = (ends_at[:-1] + 2)[~is_blank[1:]]
+    return starts
 
 
-def _quotes_well_formed(text: np.ndarray, line_ends: np.ndarray, delimiter: int) -> bool:
-    """Whether every quote opens a quoted cell (at a line's start or after the delimiter),
-    closes it (before the delimiter or a line end) or is one of a doubled pair inside it,
-    with no line end inside: as the csv module's strict mode reads them, left to right.
+def _quotes_well_formed(
+    text: np.ndarray, quotes: np.ndarray, inside: int, delimiter: int
+) -> int | None:
+    """Whether the text ends inside a quoted cell (1) or not (0), given whether it starts
+    inside one (``inside``) and the positions of its quotes; None when a quote is not part
+    of a well-formed quoted cell: every one opens a quoted cell (at a line's start or after
+    the delimiter), closes it (before the delimiter or a line end) or is one of a doubled
+    pair inside it, as the csv module's strict mode reads them, left to right. ``text``
+    starts at a line's start.
 
     Outside a quoted cell, a run of adjacent quotes opens one and then pairs up; inside, it
     pairs up: so before a run the reader is inside a cell exactly when the quotes before it
-    are odd in number, and a run closes a cell exactly when the quotes up to its end are
-    even in number."""
+    (and ``inside``) are odd in number, and a run closes a cell exactly when the quotes up
+    to its end are even in number."""
     import numpy as np
 
-    quotes = np.flatnonzero(text == ord('"'))
     if quotes.size == 0:
-        return True
-    if quotes.size % 2:
-        return False
+        return inside
     first = np.flatnonzero(np.diff(quotes, prepend=-2) != 1)  # each run's first quote
     last = np.append(first[1:], quotes.size) - 1
-    opening = quotes[first[first % 2 == 0]]
+    opening = quotes[first[(first + inside) % 2 == 0]]
     before = text[np.maximum(opening - 1, 0)]
     if not np.all((opening == 0) | (before == delimiter) | (before == ord("\n"))):
-        return False
-    closing = quotes[last[(last + 1) % 2 == 0]] + 1
+        return None
+    closing = quotes[last[(last + 1 + inside) % 2 == 0]] + 1
     after = text[np.minimum(closing, text.size - 1)]
     ends_cell = (after == delimiter) | (after == ord("\r")) | (after == ord("\n"))
     if not np.all((closing == text.size) | ends_cell):
-        return False
-    return bool(np.all(np.searchsorted(quotes, line_ends) % 2 == 0))
+        return None
+    return (quotes.size + inside) % 2
 
 
-def _readings(data: bytes, lines: int, source: _CsvFile) -> list[_Reading] | None:
-    """Each block's reading (:class:`_Reading`); None when pyarrow refuses the text (a row of
-    another width, invalid UTF-8) or reads another number of rows than there are lines.
-    Raises :class:`_NotColumnar` where ``_columns`` would."""
+def _readings(data: bytes, lines: np.ndarray, source: _CsvFile) -> list[_Reading] | None:
+    """Each block's reading (:class:`_Reading`), its rows starting on ``lines``; None when
+    pyarrow refuses the text (a row of another width, invalid UTF-8) or reads another number
+    of rows. Raises :class:`_NotColumnar` where ``_columns`` would."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pa_compute
@@ -183,7 +207,7 @@ def _readings(data: bytes, lines: int, source: _CsvFile) -> list[_Reading] | Non
     wanted = {*source.mapping.values(), *_NUMERIC_METADATA} & set(header)
     keys = [str(i) for i in range(len(header))]
     chosen = [str(i) for i, name in enumerate(header) if name in wanted]
-    readings, line = [], 2
+    readings, row = [], 0
     try:
         reader = pa_csv.open_csv(
             pa.BufferReader(data),
@@ -195,7 +219,7 @@ def _readings(data: bytes, lines: int, source: _CsvFile) -> list[_Reading] | Non
             ),
             parse_options=pa_csv.ParseOptions(
                 delimiter=source.delimiter, quote_char='"', double_quote=True, escape_char=False,
-                newlines_in_values=False, ignore_empty_lines=False,
+                newlines_in_values=True, ignore_empty_lines=True,
             ),
             convert_options=pa_csv.ConvertOptions(
                 column_types=dict.fromkeys(chosen, pa.string()), include_columns=chosen,
@@ -209,13 +233,24 @@ def _readings(data: bytes, lines: int, source: _CsvFile) -> list[_Reading] | Non
                 values = encoded.dictionary.to_pylist()
                 codes = encoded.indices.to_numpy().astype(np.min_scalar_type(len(values)))
                 cells[header[int(key)]] = Coded(codes, values)
-            readings.append(_Reading(cells, batch.num_rows, line, source))
-            line += batch.num_rows
+            if row + batch.num_rows > lines.size:
+                return None
+            readings.append(_Reading(cells, _numbers_of(lines[row : row + batch.num_rows]), source))
+            row += batch.num_rows
     except pa.ArrowException:
         return None
-    if line - 2 != lines - 1 or not readings:
+    if row != lines.size or not readings:
         return None
     return readings
+
+
+def _numbers_of(lines: np.ndarray) -> Sequence[int]:
+    """Line numbers as a range where they follow each other (one record a line), so that
+    no Python int is made per row."""
+    if lines.size and int(lines[-1]) - int(lines[0]) == lines.size - 1:
+        return range(int(lines[0]), int(lines[-1]) + 1)
+    numbers: list[int] = lines.tolist()
+    return numbers
 
 
 def _memory_pool() -> Any:
@@ -235,11 +270,12 @@ class _Reading:
     once; raises :class:`_NotColumnar` where it would. :meth:`columns` gives its
     TrialColumns."""
 
-    def __init__(self, cells: dict[str, Coded], size: int, first_line: int, source: _CsvFile):
+    def __init__(self, cells: dict[str, Coded], lines: Sequence[int], source: _CsvFile):
         import numpy as np
 
         path, mapping = source.path, source.mapping
-        self.size, self.first_line = size, first_line
+        self.size, self.lines = len(lines), lines
+        size = self.size
 
         def column(field: str) -> Coded | None:
             return cells.get(mapping[field]) if field in mapping else None
@@ -317,7 +353,7 @@ class _Reading:
             trial = self.trial
         return TrialColumns(
             file=source.path,
-            lines=range(self.first_line, self.first_line + size),
+            lines=self.lines,
             stimulus=self.stimulus,
             suite=suites,
             trial=trial,

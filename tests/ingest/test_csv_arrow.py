@@ -5,8 +5,10 @@ whatever it is not sure of, and the block reader reads the file instead)."""
 from __future__ import annotations
 
 import csv
+import io
 import os
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,34 @@ def test_random_files_read_alike(
     assert not fast.startswith("error")
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_cells_over_several_lines_and_blank_lines_read_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_files_too: list[bool], seed: int
+) -> None:
+    """Messages over several lines (a model's output, quoted by the csv writer) and blank
+    lines between rows: pyarrow reads them, every row numbered at its first line."""
+    rng = random.Random(seed)
+    out = io.StringIO()
+    end = rng.choice(["\n", "\r\n"])
+    writer = csv.writer(out, lineterminator=end)
+    writer.writerow(["case", "run", "ok", "quality", "state", "why", "secs", "tokens", "extra"])
+    for i in range(600):
+        why = rng.choice(["", "boom", "line 1\nline 2", "a\r\n\r\nb", 'say "hi"\n', "\n"])
+        ok = rng.choice(["yes", "no"])
+        writer.writerow([f"c{i % 9}", i // 9, ok, "", "done", why, "1.5", "", "z"])
+        if rng.random() < 0.05:
+            out.write(end)
+    path = tmp_path / "r.csv"
+    path.write_bytes(out.getvalue().encode("utf-8"))
+    options = IngestOptions(format="csv", column_map=CSV_MAP)
+    fast = read(path, options, True, monkeypatch)
+    assert small_files_too == [True]
+    assert fast == by_rows(path, options, monkeypatch)
+    assert not fast.startswith("error")
+    numbers = [int(n) for n in re.findall(r"line=(\d+)", fast)]
+    assert len(set(numbers)) == 600 and max(numbers) > 640  # numbered past the extra lines
+
+
 def test_without_a_trial_column_numbered_alike(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_files_too: list[bool]
 ) -> None:
@@ -88,9 +118,11 @@ GOOD = ["a1,0,yes,0.5,done,,1.5,120,z", 'b2,0,no,,error,"x, ""y""",3,lots,z']
         ('c3,0,1,,done,"ab"c,,,z', False),  # text after a closing quote: the csv module refuses
         ('c3,0,1,,done, "ab",,,z', False),  # a space before the quote: not a quoted cell
         ('c3,0,1,,done,"ab,,,z', False),  # a quote left open
-        ('c3,0,1,,done,"two\nlines",,,z', False),
+        ('c3,0,1,,done,"two\nlines",,,z', True),  # rows after it numbered on from its end
+        ('c3,0,1,,done,"two\r\n\r\nlines ""q""\n",,,z', True),
         ("c3,0,1,,done,a\rb,,,z", False),  # a bare carriage return
-        ("", False),  # a blank line
+        ("", True),  # a blank line, left out
+        ('"c3\n",0,1,,done,,,,z', True),
         (",,,,,,,,", False),  # a row of blank cells: the row reader leaves it out
         ("  ,0,1,,done,,,,z", False),  # a blank stimulus
         ("c3,0,1,,done,,,,z,extra", False),  # a row wider than the header
@@ -168,16 +200,38 @@ def test_stray_characters_read_alike(
 def test_quotes_well_formed() -> None:
     import numpy as np
 
-    def check(text: bytes) -> bool:
+    def check(text: bytes, inside: int = 0) -> int | None:
         array = np.frombuffer(text, dtype=np.uint8)
-        return csv_arrow._quotes_well_formed(array, np.flatnonzero(array == 10), ord(","))
+        quotes = np.flatnonzero(array == ord('"'))
+        return csv_arrow._quotes_well_formed(array, quotes, inside, ord(","))
 
-    assert check(b'"a","b""c"\n"",x\n')
-    assert check(b'""""\n"a"""\n')
-    assert not check(b'"a"b\n')  # text after the closing quote
-    assert not check(b'a"b"\n')  # a quote in an unquoted cell
-    assert not check(b'"a\nb"\n')  # a line end inside
-    assert not check(b'"a""\n')  # the closing quote taken as a pair
+    assert check(b'"a","b""c"\n"",x\n') == 0
+    assert check(b'""""\n"a"""\n') == 0
+    assert check(b'"a\nb"\n') == 0  # a line end inside a quoted cell
+    assert check(b'x,"a\nb') == 1  # ends inside one
+    assert check(b'b",x\n', inside=1) == 0  # starts inside one
+    assert check(b'b"",x\n', inside=1) == 1  # a doubled quote inside it
+    assert check(b'"a"b\n') is None  # text after the closing quote
+    assert check(b'a"b"\n') is None  # a quote in an unquoted cell
+    assert check(b'"a""\n') == 1  # the closing quote taken as a pair: still open
+    assert check(b'b"c\n', inside=1) is None
+
+
+def test_record_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each record's first line, blank lines left out, whatever the slices' cuts."""
+    text = b'h,v\na,1\n\n"b\n\nc",2\r\n\r\nd,"3\r\n"\n"e""\n",4\nf,5'
+    for cut in (1, 3, 7, 1 << 20):
+        monkeypatch.setattr(csv_arrow, "_GUARD_SLICE", cut)
+        assert csv_arrow._record_lines(text, ",").tolist() == [2, 4, 8, 10, 12]
+    assert csv_arrow._record_lines(b'"h\n",v\na,1\n', ",") is None  # the header over lines
+    assert csv_arrow._record_lines(b"\nh,v\na,1\n", ",") is None  # a blank line before it
+    assert csv_arrow._record_lines(b'h,v\na,"1\n', ",") is None  # a quoted cell left open
+    assert csv_arrow._record_lines(b"h,v\n", ",") is None  # no row
+    assert csv_arrow._record_lines(b"h,v\na,1\rb\n", ",") is None  # a bare carriage return
+    monkeypatch.setattr(csv_arrow, "_GUARD_SLICE", 5)
+    cell = b"x" * 70_000  # two lines of it: one record past the csv module's cell limit
+    assert csv_arrow._record_lines(b'h,v\na,"' + cell + b"\n" + cell + b'"\n', ",") is None
+    assert csv_arrow._record_lines(b'h,v\na,"' + cell + b'\nb"\nc,1', ",").tolist() == [2, 4]
 
 
 def test_declines_outside_its_sizes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
