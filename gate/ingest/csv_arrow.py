@@ -66,7 +66,7 @@ MAX_BYTES = 256 << 20
 #: pyarrow's block: the rows read, checked and added to the table at a time
 _BLOCK = 4 << 20
 #: the lines checked at a time (:func:`_record_lines`)
-_GUARD_SLICE = 8 << 20
+_GUARD_SLICE = 4 << 20
 
 #: whether pyarrow is installed (``pip install 'eval-gate[arrow]'``); without it the block
 #: reader reads every CSV file
@@ -122,43 +122,46 @@ def _record_lines(data: bytes, delimiter: str) -> np.ndarray | None:
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         return None
     longest = min(limits.LINE_BYTES.value(), limits.CSV_FIELD_CHARS.value())
-    # Each record's last line end, as its index among the line ends, slice by slice.
-    record_ends: list[np.ndarray] = []
-    blank: list[np.ndarray] = []
+    # The line each record after the header starts on, blank ones left out, slice by slice.
+    starts: list[np.ndarray] = []
     inside = 0  # 1 when the slice starts inside a quoted cell
-    lines, last_end, start = 0, -1, 0  # line ends before the slice; the last record's end
+    lines, start = 0, 0  # the line ends before the slice, and where it starts
+    last_end, last_line = -1, -1  # where the last record ended: its line end, and its index
     while start < len(data):
         stop = data.find(b"\n", start + _GUARD_SLICE) + 1 or len(data)
+        if stop - (start + _GUARD_SLICE) > longest:
+            return None  # a line too long, before a slice of it is scanned
         text = np.frombuffer(data, dtype=np.uint8, count=stop - start, offset=start)
         ends = np.flatnonzero(text == ord("\n"))
         if stop == len(data) and not data.endswith(b"\n"):
             ends = np.append(ends, text.size)  # the last line, without its line end
+        if ends.size and int(np.diff(ends, prepend=-1).max()) > longest:
+            return None  # a line too long: so is its record
         quotes = np.flatnonzero(text == ord('"'))
         after = _quotes_well_formed(text, quotes, inside, ord(delimiter))
         if after is None:
             return None
         # A line end ends a record unless an odd number of quotes comes before it.
         ending = np.flatnonzero((np.searchsorted(quotes, ends) + inside) % 2 == 0)
-        at = ends[ending] + start
-        lengths = np.diff(at, prepend=last_end)  # with the line end
-        if lengths.size:
+        if ending.size:
+            at = ends[ending]
+            lengths = np.diff(at + start, prepend=last_end)  # with the line end
             if int(lengths.max()) > longest:
                 return None  # a record too long
-            last_end = int(at[-1])
-            crlf = (lengths == 2) & (text[np.maximum(ends[ending] - 1, 0)] == ord("\r"))
-            blank.append((lengths == 1) | crlf)
-        record_ends.append(ending + lines)
+            crlf = (lengths == 2) & (text[np.maximum(at - 1, 0)] == ord("\r"))
+            kept = ~((lengths == 1) | crlf)  # not a blank line
+            first_lines = np.append(last_line, ending[:-1] + lines) + 2
+            if last_line < 0:  # the header: one line, not blank
+                if ending[0] + lines != 0 or not kept[0]:
+                    return None
+                kept[0] = False
+            starts.append(first_lines[kept].astype(np.int32))
+            last_end, last_line = int(at[-1]) + start, int(ending[-1]) + lines
         inside, lines, start = after, lines + ends.size, stop
-    if inside or not record_ends:
+    if inside:
         return None  # a quoted cell left open
-    ends_at = np.concatenate(record_ends)
-    if ends_at.size < 2 or ends_at[0] != 0:
-        return None  # no row, or the header over several lines
-    is_blank = np.concatenate(blank)
-    if is_blank[0]:
-        return None
-    starts: np.ndarray = (ends_at[:-1] + 2)[~is_blank[1:]]
-    return starts
+    rows = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int32)
+    return rows if rows.size else None
 
 
 def _quotes_well_formed(

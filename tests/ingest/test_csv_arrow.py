@@ -223,11 +223,11 @@ def test_record_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     for cut in (1, 3, 7, 1 << 20):
         monkeypatch.setattr(csv_arrow, "_GUARD_SLICE", cut)
         assert csv_arrow._record_lines(text, ",").tolist() == [2, 4, 8, 10, 12]
-    assert csv_arrow._record_lines(b'"h\n",v\na,1\n', ",") is None  # the header over lines
-    assert csv_arrow._record_lines(b"\nh,v\na,1\n", ",") is None  # a blank line before it
-    assert csv_arrow._record_lines(b'h,v\na,"1\n', ",") is None  # a quoted cell left open
-    assert csv_arrow._record_lines(b"h,v\n", ",") is None  # no row
-    assert csv_arrow._record_lines(b"h,v\na,1\rb\n", ",") is None  # a bare carriage return
+        assert csv_arrow._record_lines(b'"h\n\n\n",v\na,1\n', ",") is None  # header over lines
+        assert csv_arrow._record_lines(b"\nh,v\na,1\n", ",") is None  # a blank line before it
+        assert csv_arrow._record_lines(b'h,v\na,"1\n', ",") is None  # a quoted cell left open
+        assert csv_arrow._record_lines(b"h,v\n\n\r\n", ",") is None  # no row
+        assert csv_arrow._record_lines(b"h,v\na,1\rb\n", ",") is None  # a bare carriage return
     monkeypatch.setattr(csv_arrow, "_GUARD_SLICE", 5)
     cell = b"x" * 70_000  # two lines of it: one record past the csv module's cell limit
     assert csv_arrow._record_lines(b'h,v\na,"' + cell + b"\n" + cell + b'"\n', ",") is None
