@@ -531,21 +531,26 @@ def _plain_cells(
 ) -> tuple[list[int], list[str]] | None:
     """(each row's line number, the text's first line being ``first_line``; every cell, row
     after row) of whole CSV records of ``width`` cells each, lines ending in LF or CRLF;
-    None for anything else (a row of another width, text the csv module refuses). Plain
-    lines are split at the delimiter; anything else (quoted cells, which may hold
-    delimiters and newlines; blank lines) by the csv module, leaving out blank lines as
-    the row reader does, and rows of blank cells. A row of quoted blank cells may be given:
-    the caller's stimulus check refuses it."""
+    None for anything else (a row of another width, text the csv module refuses). Text
+    without quotes is split at line ends and delimiters; text with quoted cells (which may
+    hold delimiters and line ends) by the csv module. Either way blank lines and rows of
+    blank cells are left out, as the row reader leaves them out. A row of quoted blank cells
+    may be given: the caller's stimulus check refuses it."""
     lines = text.count("\n") + (not text.endswith("\n"))
     numbers = list(range(first_line, first_line + lines))  # one record per line, mostly
     # A row of blank cells (a spreadsheet's export), which the row reader leaves out, is a
     # line of delimiters and spaces: such a block is read by the loop below that leaves it
     # out. (Looking for width - 1 delimiters in a row found any delimiter at width 2.)
     maybe_blank_row = _has_blank_line(text, delimiter)
-    if '"' not in text and not maybe_blank_row:
+    if '"' not in text:
         rows = text.replace("\r\n", "\n").split("\n")
         if rows[-1] == "":
             rows.pop()
+        if maybe_blank_row:  # left out here: the csv module took a second per 10^6 of them
+            kept = [i for i, row in enumerate(rows) if row.replace(delimiter, "").strip()]
+            rows, numbers = [rows[i] for i in kept], [first_line + i for i in kept]
+            if not rows:
+                return [], []
         if set(map(str.count, rows, itertools.repeat(delimiter))) == {width - 1}:
             return numbers, delimiter.join(rows).split(delimiter)
     try:
@@ -647,6 +652,8 @@ def _block_columns(source: _CsvFile, text: str, first_line: int) -> list[TrialCo
     if split is None:
         return None  # rows of other widths, text the csv module refuses
     numbers, cells = split
+    if not numbers:
+        return []  # blank lines only
     try:
         columns = _columns(
             _CsvColumns(source.header, cells), len(numbers), numbers, source.path,
