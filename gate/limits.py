@@ -176,6 +176,15 @@ SUITES = Limit(
     "stimulus its own suite usually maps a per-stimulus column to the suite)",
     "EVAL_GATE_MAX_SUITES",
 )
+TRIALS = Limit(
+    "trials",
+    20_000_000,
+    "trials",
+    "trials of one run given one by one (a counts file's totals do not count): each is kept "
+    "for the per-trial statistics, 60-100 bytes of memory (20 million are about 2 GB); "
+    "past it, give each stimulus's totals as a counts file (docs/scale.md)",
+    "EVAL_GATE_MAX_TRIALS",
+)
 API_DEADLINE_SECONDS = Limit(
     "GitHub API deadline",
     300,
@@ -224,6 +233,7 @@ ALL: tuple[Limit, ...] = (
     EVENT_BYTES,
     FOLDER_ENTRIES,
     SUITES,
+    TRIALS,
     API_DEADLINE_SECONDS,
     API_RESPONSE_BYTES,
     MESSAGE_CHARS,

@@ -508,6 +508,7 @@ class TrialTable:
         #: usage values that were not a number in [0, USAGE_MAX] (left out, as not reported)
         self.usage_dropped = 0
         self._trials = 0
+        self._kept = 0  # trials given one by one (not as a counts row's totals)
         self._store = SlotStore(_COLUMNS)
         self._packer = ProvenancePacker()
         self._message_log = _MessageLog(MESSAGES_KEPT)
@@ -1143,6 +1144,16 @@ class TrialTable:
             column[bad] = math.nan
         return column
 
+    @staticmethod
+    def _too_many_trials(trial: Trial) -> InputError:
+        """The error for the first trial past :data:`gate.limits.TRIALS`."""
+        return InputError(
+            "one trial more than the trials limit allows in one run",
+            trial.provenance,
+            expected=limits.TRIALS.advice()
+            + ", or each stimulus's totals as a counts file (docs/scale.md)",
+        )
+
     def _add_columns(self, columns: _Columns) -> None:
         """Decide and store trials given as columns: the one way trials enter the table."""
         import numpy as np
@@ -1166,6 +1177,9 @@ class TrialTable:
         )
         if duplicate is not None and duplicate <= stop:
             stop, error = duplicate, None
+        allowed = max(limits.TRIALS.value() - self._kept, 0)
+        if allowed < stop or (allowed == stop and error is None and stop < size):
+            stop, error = allowed, self._too_many_trials(columns.trial_at(allowed))
 
         # Store everything before ``stop``.
         code = decision.code[:stop]
@@ -1185,6 +1199,7 @@ class TrialTable:
                 values[name] = column[:stop]
         store.put(rows[:stop], indices[:stop], values, None if exact is None else exact[:stop])
         self._trials += stop
+        self._kept += stop
         self._scored[rows[:stop][decision.scored[:stop]]] = True
         self._graders[rows[[i for i in extras.graders if i < stop]]] = True
         for i, tags in extras.tags:

@@ -408,6 +408,25 @@ def _csv_long_line(folder: Path) -> Invocation:
     return cli(folder, str(path), "--format", "csv")
 
 
+def _csv_blank_lines(folder: Path) -> Invocation:
+    # 30 MiB of blank lines: the csv module took a second a megabyte to leave them out.
+    path = folder / "blank.csv"
+    with path.open("wb") as handle:
+        handle.write(b"stimulus,passed\n")
+        for _ in range(30):
+            handle.write(b"\n" * MIB)
+        handle.write(b"s,yes\n")
+    return cli(folder, str(path), "--format", "csv")
+
+
+def _csv_past_the_trials_limit(folder: Path) -> Invocation:
+    # 4-byte rows: 256 MiB of them are 64 million trials kept one by one, 4-6 GB.
+    path = folder / "tiny.csv"
+    path.write_text("stimulus,passed\n" + "s,1\n" * 1_000_001)
+    limit = {"EVAL_GATE_MAX_TRIALS": "1000000"}
+    return cli(folder, str(path), "--format", "csv", env=limit)
+
+
 def _jsonl_long_line(folder: Path) -> Invocation:
     path = folder / "long.jsonl"
     with path.open("w") as handle:
@@ -957,6 +976,14 @@ def probes() -> list[Probe]:
         Probe("csv-200KB-field", _csv_field, 2, "field larger than field limit"),
         Probe("csv-5000-digit-trial", _csv_long_trial, 2, "too long: 5000 digits"),
         Probe("csv-70MiB-line", _csv_long_line, 2, "line length"),
+        Probe("csv-30MiB-of-blank-lines", _csv_blank_lines, 0, "PASS"),
+        Probe(
+            "csv-past-the-trials-limit",
+            _csv_past_the_trials_limit,
+            2,
+            "tiny.csv:1000002: one trial more than the trials limit allows in one run; "
+            "expected at most 1,000,000 trials (set EVAL_GATE_MAX_TRIALS to allow more)",
+        ),
         Probe("jsonl-70MiB-line", _jsonl_long_line, 2, "line length"),
         Probe("junit-50MB-attribute", _junit_attribute, 2, "XML attribute"),
         Probe("junit-50MB-text", _junit_text, 0, "j.xml as junit"),

@@ -257,6 +257,34 @@ def test_rows_round_trip_through_the_schema(trials_and_counts: tuple[Path, Path]
     assert all(checker.is_valid(row) for row in counts_rows(table))
 
 
+def test_trials_past_the_limit_are_refused_at_the_first_over_and_totals_do_not_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Trials given one by one are kept, 60-100 bytes each: past EVAL_GATE_MAX_TRIALS the
+    input is refused at the first trial over, whether it came one by one or in a block, in
+    one file or the next; a counts file's totals cost a row per stimulus and do not count."""
+    records = [{"stimulus": f"s{i % 3}", "trial": i // 3, "passed": True} for i in range(7)]
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text("".join(json.dumps(r) + "\n" for r in records[:4]))
+    second.write_text("".join(json.dumps(r) + "\n" for r in records[4:]))
+    monkeypatch.setenv("EVAL_GATE_MAX_TRIALS", "7")
+    table, _ = load([str(first), str(second)])
+    assert len(table) == 7
+    monkeypatch.setenv("EVAL_GATE_MAX_TRIALS", "5")
+    with pytest.raises(InputError, match=r"b\.jsonl:2: one trial more than the trials limit"):
+        load([str(first), str(second)])
+    one_by_one = TrialTable()
+    for record in records[:5]:
+        one_by_one.add(Trial(str(record["stimulus"]), int(str(record["trial"])), passed=True))
+    one_by_one.add(Trial("s9", 0, passed=True))
+    with pytest.raises(InputError, match=r"expected at most 5 trials .*counts file"):
+        one_by_one.finish()
+    counts = tmp_path / "c.jsonl"
+    counts.write_text(json.dumps({"stimulus": "t", "n": 1_000, "c": 10}) + "\n")
+    table, _ = load([str(counts), str(first)])
+    assert len(table) == 1_004
+
+
 def test_suites_past_the_limit_are_refused_naming_the_first_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
