@@ -157,6 +157,8 @@ def _record_lines(data: bytes, delimiter: str) -> np.ndarray | None:
                 kept[0] = False
             starts.append(first_lines[kept].astype(np.int32))
             last_end, last_line = int(at[-1]) + start, int(ending[-1]) + lines
+        if after and stop - last_end > longest:
+            return None  # a quoted cell open past the limits: its record is too long
         inside, lines, start = after, lines + ends.size, stop
     if inside:
         return None  # a quoted cell left open

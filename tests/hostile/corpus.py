@@ -419,6 +419,17 @@ def _csv_blank_lines(folder: Path) -> Invocation:
     return cli(folder, str(path), "--format", "csv")
 
 
+def _csv_quote_open_for_lines(folder: Path) -> Invocation:
+    # A quoted cell open over 8 million short lines: holding them for 16 MiB took 1.3 GB.
+    path = folder / "open.csv"
+    with path.open("wb") as handle:
+        handle.write(b'stimulus,passed\ns,"')
+        for _ in range(16):
+            handle.write(b"x\n" * (MIB // 2))
+        handle.write(b'"\n')
+    return cli(folder, str(path), "--format", "csv")
+
+
 def _csv_past_the_trials_limit(folder: Path) -> Invocation:
     # 4-byte rows: 256 MiB of them are 64 million trials kept one by one, 4-6 GB.
     path = folder / "tiny.csv"
@@ -977,6 +988,12 @@ def probes() -> list[Probe]:
         Probe("csv-5000-digit-trial", _csv_long_trial, 2, "too long: 5000 digits"),
         Probe("csv-70MiB-line", _csv_long_line, 2, "line length"),
         Probe("csv-30MiB-of-blank-lines", _csv_blank_lines, 0, "PASS"),
+        Probe(
+            "csv-quoted-cell-open-over-8M-lines",
+            _csv_quote_open_for_lines,
+            2,
+            "open.csv:65538: not valid CSV: field larger than field limit (131072)",
+        ),
         Probe(
             "csv-past-the-trials-limit",
             _csv_past_the_trials_limit,
