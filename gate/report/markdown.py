@@ -111,7 +111,7 @@ def worst_first(stimuli: Sequence[StimulusScore]) -> list[StimulusScore]:
     """By pass rate, then pass^k, then flakiness (most flaky first), then name."""
     if not stimuli:
         return []
-    arrays = score_arrays(stimuli)
+    arrays = score_arrays(stimuli, ("pass_rate", "pass_hat_k", "flakiness_percent"))
     names = [s.name for s in stimuli]
     name_rank = np.empty(len(names), dtype=np.int64)  # not a numpy string array: 4 bytes a char
     name_rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
