@@ -398,36 +398,34 @@ def _csv_long_trial(folder: Path) -> Invocation:
     return cli(folder, str(path))
 
 
-def _csv_long_line(folder: Path) -> Invocation:
-    path = folder / "long.csv"
-    with path.open("w") as handle:
-        handle.write("stimulus,passed\ns,")
-        for _ in range(70):
-            handle.write("x" * MIB)
-        handle.write("\n")
+def _repeated_csv(
+    folder: Path, name: str, start: bytes, chunk: bytes, times: int, end: bytes
+) -> Invocation:
+    """A CSV file of ``start``, ``chunk`` written ``times`` times and ``end``: tens of
+    megabytes of one shape, written a chunk at a time."""
+    path = folder / name
+    with path.open("wb") as handle:
+        handle.write(start)
+        for _ in range(times):
+            handle.write(chunk)
+        handle.write(end)
     return cli(folder, str(path), "--format", "csv")
+
+
+def _csv_long_line(folder: Path) -> Invocation:
+    return _repeated_csv(folder, "long.csv", b"stimulus,passed\ns,", b"x" * MIB, 70, b"\n")
 
 
 def _csv_blank_lines(folder: Path) -> Invocation:
     # 30 MiB of blank lines: the csv module took a second a megabyte to leave them out.
-    path = folder / "blank.csv"
-    with path.open("wb") as handle:
-        handle.write(b"stimulus,passed\n")
-        for _ in range(30):
-            handle.write(b"\n" * MIB)
-        handle.write(b"s,yes\n")
-    return cli(folder, str(path), "--format", "csv")
+    return _repeated_csv(folder, "blank.csv", b"stimulus,passed\n", b"\n" * MIB, 30, b"s,yes\n")
 
 
 def _csv_quote_open_for_lines(folder: Path) -> Invocation:
     # A quoted cell open over 8 million short lines: holding them for 16 MiB took 1.3 GB.
-    path = folder / "open.csv"
-    with path.open("wb") as handle:
-        handle.write(b'stimulus,passed\ns,"')
-        for _ in range(16):
-            handle.write(b"x\n" * (MIB // 2))
-        handle.write(b'"\n')
-    return cli(folder, str(path), "--format", "csv")
+    return _repeated_csv(
+        folder, "open.csv", b'stimulus,passed\ns,"', b"x\n" * (MIB // 2), 16, b'"\n'
+    )
 
 
 def _csv_past_the_trials_limit(folder: Path) -> Invocation:
