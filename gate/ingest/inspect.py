@@ -75,6 +75,9 @@ class _Sample(NamedTuple):
     where: Provenance
     #: who invalidated the sample after the run, and why (None: it stands).
     invalidation: str | None = None
+    #: (the array's JSON pointer, the index) when the sample is an element of a streamed
+    #: array (``where`` is its place), as ``where.element()`` would parse it back
+    element: tuple[str, int] | None = None
 
 
 class _Samples:
@@ -88,7 +91,9 @@ class _Samples:
         #: dict-valued scorer → its keys, in order of appearance (dicts as ordered sets).
         self.keys: dict[str, dict[str, None]] = {}
 
-    def add(self, sample: Any, where: Provenance) -> None:
+    def add(
+        self, sample: Any, where: Provenance, element: tuple[str, int] | None = None
+    ) -> None:
         # Parsed JSON objects are dicts: exact type tests, far cheaper than isinstance(Mapping).
         sample_id = sample.get("id") if type(sample) is dict else None
         epoch: Any = sample.get("epoch") if sample_id is not None else None
@@ -124,6 +129,7 @@ class _Samples:
             _metadata(sample, where),
             where,
             _invalidation_message(invalidation) if invalidation else None,
+            element,
         )
 
     def invalidate(self, sample: Any, where: Provenance) -> None:
@@ -138,8 +144,10 @@ class _Samples:
 
     def add_pieces(self, stream: JsonStream) -> None:
         for piece in stream.pieces():
+            array = piece.pointer
             for position, sample in enumerate(piece.values, piece.start):
-                self.add(sample, Provenance(stream.source, None, f"{piece.pointer}/{position}"))
+                where = Provenance(stream.source, None, f"{array}/{position}")
+                self.add(sample, where, (array, position))
 
 
 def read(path: str, options: IngestOptions) -> Iterator[Record | TrialColumns]:
@@ -439,7 +447,7 @@ class _SampleRows:
         metadata: dict[str, Any],
     ) -> Iterator[Trial | TrialColumns]:
         where = sample.where
-        element = where.element()
+        element = sample.element
         if element is None:
             yield from self.flush()
             yield Trial(
