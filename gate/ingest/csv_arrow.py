@@ -308,7 +308,7 @@ class _Reading:
         if (given := column("passed")) is not None:
             name = mapping["passed"]
             verdict = _distinct(given.values, lambda v: parse_bool(v, Provenance(path), name))
-            passed = _verdict_codes([verdict[v] for v in given.values])[given.codes]
+            passed = given.lookup(_verdict_codes([verdict[v] for v in given.values]), np.int8)
         self.status: Coded | None = None
         status_ok = np.ones(size, dtype=bool)
         if (given := column("status")) is not None:
@@ -320,7 +320,8 @@ class _Reading:
             if any(f is not None for f in each):
                 self.status = Coded(given.codes, ["ok" if f is None else f[0] for f in each])
                 status_ok = self.status.where(lambda status: status == "ok")
-            says = _verdict_codes([None if f is None else f[1] for f in each])[given.codes]
+            said = [None if f is None else f[1] for f in each]
+            says = given.lookup(_verdict_codes(said), np.int8)
             passed = np.where(passed == -1, says, passed)
         self.passed = passed
         undecided = (passed == -1) & status_ok
@@ -372,8 +373,6 @@ class _Reading:
         )
 
 
-def _verdict_codes(verdicts: list[bool | None]) -> np.ndarray:
+def _verdict_codes(verdicts: list[bool | None]) -> list[int]:
     """1 for True, 0 for False, -1 for None."""
-    import numpy as np
-
-    return np.array([-1 if v is None else int(v) for v in verdicts], dtype=np.int8)
+    return [-1 if v is None else int(v) for v in verdicts]
