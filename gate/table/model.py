@@ -516,8 +516,8 @@ class TrialTable:
         self._pending_trials = 0
         # Rows of the store: one per stimulus given as trials, in order of first sight.
         self._rows: list[StimulusTrials] = []
-        self._row_of: dict[tuple[str, str], int] = {}  # (suite, stimulus) → row, for batches
-        self._suite_rows: dict[str, dict[str, int]] = {}  # the same, suite by suite
+        # suite → stimulus → row: a lookup by name per suite, no (suite, stimulus) key made
+        self._suite_rows: dict[str, dict[str, int]] = {}
         self._scored = np.zeros(0, dtype=bool)
         self._graders = np.zeros(0, dtype=bool)
         # Each row's suite settings, as the rule reads them: pass threshold and best weight.
@@ -585,13 +585,17 @@ class TrialTable:
             self._stimuli[(suite, stimulus)] = record
         return record
 
+    def _row_of(self, suite: str, stimulus: str) -> int | None:
+        """The row of (suite, stimulus), None while it has none."""
+        of_suite = self._suite_rows.get(suite)
+        return None if of_suite is None else of_suite.get(stimulus)
+
     def _give_row(self, record: StimulusTrials, where: Provenance | None) -> int:
         if record._row < 0:
             if record._crow >= 0:
                 raise self._mixed_error(record, where)
             record._row = len(self._rows)
             self._rows.append(record)
-            self._row_of[(record.suite, record.stimulus)] = record._row
             self._suite_rows.setdefault(record.suite, {})[record.stimulus] = record._row
         return record._row
 
@@ -609,7 +613,6 @@ class TrialTable:
         records = list(map(StimulusTrials, repeat(self), repeat(suite), names, serials, rows))
         self._stimuli.update(zip(keys, records, strict=True))
         self._rows.extend(records)
-        self._row_of.update(zip(keys, rows, strict=True))
         self._suite_rows.setdefault(suite, {}).update(zip(names, rows, strict=True))
         return rows
 
@@ -731,7 +734,7 @@ class TrialTable:
                     found=str(trial.trial),
                 )
                 break
-            row = row_of.get((trial.suite, trial.stimulus))
+            row = row_of(trial.suite, trial.stimulus)
             if row is None:
                 self.spec(trial.suite)
                 record = self._record(trial.suite, trial.stimulus)
@@ -870,7 +873,7 @@ class TrialTable:
         if of_suite is not None and one_suite:  # one lookup
             rows = list(map(of_suite.get, given.stimulus))
         else:
-            rows = [row_of.get(key) for key in zip(given.suite, given.stimulus, strict=True)]
+            rows = list(map(row_of, given.suite, given.stimulus))
         stop, error = len(given), None
         if None in rows and one_suite:
             missing = [i for i, row in enumerate(rows) if row is None]
@@ -884,7 +887,7 @@ class TrialTable:
         if None in rows:
             for i in [i for i, row in enumerate(rows) if row is None]:
                 suite, stimulus = given.suite[i], given.stimulus[i]
-                row = row_of.get((suite, stimulus))
+                row = row_of(suite, stimulus)
                 if row is None:  # a new stimulus: its row, in order of first sight
                     self.spec(suite)
                     try:
@@ -1093,14 +1096,17 @@ class TrialTable:
         import numpy as np
 
         records, default = batch.records, batch.suite
-        known: Callable[[Any, int], int] = self._row_of.get
-        try:  # keys built and looked up in C: half the time of a Python loop
+        try:  # looked up in C: half the time of a Python loop
             get: Callable[..., Any] = dict.get  # a TypeError for other mappings
-            suites = map(get, records, repeat("suite"), repeat(default))
-            keys = zip(suites, map(itemgetter("stimulus"), records), strict=True)
-            found = list(map(known, keys, repeat(-1)))
+            suites = list(map(get, records, repeat("suite"), repeat(default)))
         except TypeError:  # a Mapping that is not a dict
-            found = [known((r.get("suite", default), r["stimulus"]), -1) for r in records]
+            suites = [r.get("suite", default) for r in records]
+        stimuli = map(itemgetter("stimulus"), records)
+        of_suite = self._suite_rows.get(suites[0], {}) if suites else {}
+        if suites.count(suites[0] if suites else default) == len(suites):  # one suite
+            found = list(map(of_suite.get, stimuli, repeat(-1)))
+        else:
+            found = [-1 if row is None else row for row in map(self._row_of, suites, stimuli)]
         rows = np.array(found, dtype=np.int64)
         for i in np.flatnonzero(rows < 0).tolist():
             suite = records[i].get("suite", default)
