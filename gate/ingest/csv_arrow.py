@@ -279,8 +279,8 @@ class _Reading:
         import numpy as np
 
         path, mapping = source.path, source.mapping
-        self.size, self.lines = len(lines), lines
-        size = self.size
+        size = self.size = len(lines)
+        self.lines = lines
 
         def column(field: str) -> Coded | None:
             return cells.get(mapping[field]) if field in mapping else None

@@ -539,8 +539,9 @@ def _plain_cells(
     lines = text.count("\n") + (not text.endswith("\n"))
     numbers = list(range(first_line, first_line + lines))  # one record per line, mostly
     # A row of blank cells (a spreadsheet's export), which the row reader leaves out, is a
-    # line of delimiters and spaces: such a block is read by the loop below that leaves it
-    # out. (Looking for width - 1 delimiters in a row found any delimiter at width 2.)
+    # line of delimiters and spaces: it is left out below, by the split or, in text with
+    # quotes, by the csv module's loop. (Looking for width - 1 delimiters in a row found any
+    # delimiter at width 2.)
     maybe_blank_row = _has_blank_line(text, delimiter)
     if '"' not in text:
         rows = text.replace("\r\n", "\n").split("\n")

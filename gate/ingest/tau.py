@@ -66,7 +66,9 @@ SUCCESS_TOLERANCE = 1e-6
 TAU2_EXCLUDED_REASONS = frozenset({"infrastructure_error"})
 
 
-def _passed(reward: float, options: IngestOptions) -> bool:
+def _passed(reward: Any, options: IngestOptions) -> Any:
+    """Whether a reward (a float, or a numpy array of them) is a success, as tau-bench
+    decides it, or past ``--pass-threshold``."""
     if options.pass_threshold is not None:
         return reward >= options.pass_threshold
     return abs(reward - 1.0) <= SUCCESS_TOLERANCE
@@ -162,18 +164,22 @@ def _tau_blocks(path: str, options: IngestOptions, rows: Rows) -> Iterator[Trial
     # and each of its stimuli looked up once.
     waiting: list[Any] = []
     first, pieces = 0, 0
+
+    def read_waiting() -> Generator[TrialColumns, None, int]:
+        return _tau_entries(waiting, first, path, options, suite, order, rows)
+
     for piece in stream.pieces():
         if waiting and piece.start != first + len(waiting):
-            outside += yield from _tau_entries(waiting, first, path, options, suite, order, rows)
+            outside += yield from read_waiting()
             waiting = []
         if not waiting:
             first, pieces = piece.start, 0
         waiting += piece.values
         pieces += 1
         if pieces >= _WAITING_PIECES or len(waiting) >= _WAITING_TRIALS:
-            outside += yield from _tau_entries(waiting, first, path, options, suite, order, rows)
+            outside += yield from read_waiting()
             waiting = []
-    outside += yield from _tau_entries(waiting, first, path, options, suite, order, rows)
+    outside += yield from read_waiting()
     yield from rows.flush()
     _tau_root(path, stream)
     _outside(path, outside)
@@ -191,7 +197,7 @@ def _tau_entries(
     """The trials of the entries at positions ``first``, ``first + 1``, …: as one block of
     columns when every one is the usual entry (:func:`_usual_columns`), else entry by entry
     into ``rows``. Returns how many rewards were outside [0, 1]."""
-    columns = _usual_columns(entries, first, path, suite, options.pass_threshold)
+    columns = _usual_columns(entries, first, path, suite, options)
     if columns is not None:
         yield from rows.flush()  # the rows before them first, in the file's order
         yield columns
@@ -236,7 +242,7 @@ def _tau_entries(
 
 
 def _usual_columns(
-    entries: list[Any], first: int, path: str, suite: str, bar: float | None
+    entries: list[Any], first: int, path: str, suite: str, options: IngestOptions
 ) -> TrialColumns | None:
     """The entries as one block of columns, read as the entry-by-entry loop of
     :func:`_tau_entries` reads them, when every one is the usual entry: an object with an
@@ -268,7 +274,7 @@ def _usual_columns(
     if infos.count(None) != len(infos):
         errors = [info.get("error") if type(info) is dict else None for info in infos]
     errored = np.array(list(map(bool, errors)), dtype=bool)
-    passed = np.abs(reward - 1.0) <= SUCCESS_TOLERANCE if bar is None else reward >= bar
+    passed = _passed(reward, options)
     verdict = np.where(errored, 0, passed.astype(np.uint8) + 1)  # codes of None, False, True
     messages: list[Any] = [
         None if ok else (value, info)

@@ -1102,9 +1102,9 @@ class TrialTable:
         except TypeError:  # a Mapping that is not a dict
             suites = [r.get("suite", default) for r in records]
         stimuli = map(itemgetter("stimulus"), records)
-        of_suite = self._suite_rows.get(suites[0], {}) if suites else {}
-        if suites.count(suites[0] if suites else default) == len(suites):  # one suite
-            found = list(map(of_suite.get, stimuli, repeat(-1)))
+        first = suites[0] if suites else default
+        if suites.count(first) == len(suites):  # one suite: a lookup by name, in C
+            found = list(map(self._suite_rows.get(first, {}).get, stimuli, repeat(-1)))
         else:
             found = [-1 if row is None else row for row in map(self._row_of, suites, stimuli)]
         rows = np.array(found, dtype=np.int64)
@@ -1184,7 +1184,7 @@ class TrialTable:
         if duplicate is not None and duplicate <= stop:
             stop, error = duplicate, None
         allowed = max(limits.TRIALS.value() - self._kept, 0)
-        if allowed < stop or (allowed == stop and error is None and stop < size):
+        if allowed < stop or (allowed == stop < size and error is None):
             stop, error = allowed, self._too_many_trials(columns.trial_at(allowed))
 
         # Store everything before ``stop``.
