@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# The property tests draw the same examples on every run, so that CI passes or fails on the
+# code alone, never on a new draw; ``HYPOTHESIS_PROFILE=explore make test`` draws new ones
+# (and saves what fails in .hypothesis/, replayed first on the next run).
+settings.register_profile("repeatable", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", max_examples=500)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
