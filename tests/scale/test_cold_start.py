@@ -40,8 +40,16 @@ sys.exit(code)
 
 
 def _loaded(*args: str, cwd: str | None = None) -> tuple[int, list[str]]:
-    roots = tuple(name.rstrip(".") for name in HEAVY)
-    code = PROBE.format(heavy=HEAVY, roots=roots)
+    return _loaded_of(HEAVY, *args, cwd=cwd)
+
+
+def _loaded_of(
+    modules: tuple[str, ...], *args: str, cwd: str | None = None
+) -> tuple[int, list[str]]:
+    """``eval-gate ARGS``'s exit code and which of ``modules`` (a trailing dot: the
+    package's submodules only) it loaded."""
+    roots = tuple(name.rstrip(".") for name in modules)
+    code = PROBE.format(heavy=modules, roots=roots)
     done = subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=cwd
     )
@@ -55,6 +63,18 @@ def test_check_of_the_small_example_loads_nothing_heavy(tmp_path: Path) -> None:
     )
     assert code == 1  # the failing example fails its gates
     assert loaded == []
+
+
+def test_yaml_is_loaded_only_for_a_configuration_file(tmp_path: Path) -> None:
+    # Without a .eval-gate.yml (options only, as in CI scripts and the bench) PyYAML is not
+    # imported; with one it is, and the configuration still decides the gates.
+    (tmp_path / "results.jsonl").write_bytes((EXAMPLES / "failing" / "results.jsonl").read_bytes())
+    report = str(tmp_path / "r.json")
+    args = ("check", "results.jsonl", "--json", report, "--threshold", "0.99")
+    code, loaded = _loaded_of(("yaml",), *args, cwd=str(tmp_path))
+    assert (code, loaded) == (1, [])
+    code, loaded = _loaded_of(("yaml",), "check", "results.jsonl", cwd=str(EXAMPLES / "failing"))
+    assert code == 1 and "yaml" in loaded
 
 
 def test_help_loads_neither_numpy_nor_validators() -> None:
