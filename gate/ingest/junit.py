@@ -260,6 +260,17 @@ class _Parser:
                 f"(column {error.offset + 1})",
                 Provenance(self.path, error.lineno),
             ) from None
+        except (LookupError, ValueError) as error:
+            if self.root is not None:  # raised past the declaration: not the encoding's
+                raise
+            # pyexpat looks up an encoding it does not know itself among Python's codecs:
+            # an unknown name is a LookupError, a multi-byte or binary codec a ValueError.
+            reason = str(error).split(";")[0]  # not Python's advice to use codecs.decode()
+            raise InputError(
+                f"the XML declaration names an encoding that cannot be read ({reason})",
+                Provenance(self.path, 1),
+                expected=_READABLE_ENCODINGS,
+            ) from None
 
     def _here(self) -> Provenance:
         return Provenance(self.path, self._parser.CurrentLineNumber)
@@ -513,6 +524,13 @@ def _not_run(attributes: dict[str, str]) -> str | None:
     )
 
 
+#: what the XML declaration may name: expat's own encodings, and Python's one-byte ones
+_READABLE_ENCODINGS = (
+    "UTF-8 (what JUnit writers write), UTF-16, ISO-8859-1, US-ASCII or a single-byte "
+    "encoding such as windows-1252"
+)
+
+
 class _Found(Exception):
     """Stops expat once the first testsuite is seen."""
 
@@ -533,8 +551,8 @@ def started(path: str) -> datetime | None:
         with open_input(path) as handle:
             while block := handle.read(64 * 1024):
                 parser.Parse(block, False)
-    except (_Found, xml.parsers.expat.ExpatError, OSError):
-        pass
+    except (_Found, xml.parsers.expat.ExpatError, OSError, LookupError, ValueError):
+        pass  # no start time; reading the file says what is wrong with it
     return parse_time(found[0]) if found else None
 
 

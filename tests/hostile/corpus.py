@@ -495,6 +495,21 @@ def _xml_laughs(folder: Path) -> Invocation:
     return cli(folder, str(path))
 
 
+def _xml_encoding(name: str) -> Callable[[Path], Invocation]:
+    """A JUnit report whose XML declaration names ``name`` (pyexpat asks Python's codecs
+    for an encoding it does not know: a LookupError or a ValueError, not an ExpatError)."""
+
+    def build(folder: Path) -> Invocation:
+        path = folder / "encoded.xml"
+        path.write_bytes(
+            f'<?xml version="1.0" encoding="{name}"?>\n'.encode()
+            + b'<testsuite name="s"><testcase name="t"/></testsuite>\n'
+        )
+        return cli(folder, str(path))
+
+    return build
+
+
 def _deep_document(folder: Path) -> Invocation:
     path = folder / "deep.json"
     path.write_text('{"schema_version": "1.0", "stimuli": ' + "[" * 100_000 + "]" * 100_000 + "}")
@@ -1004,6 +1019,20 @@ def probes() -> list[Probe]:
         Probe("junit-50MB-text", _junit_text, 0, "j.xml as junit"),
         Probe("junit-100k-deep", _junit_deep, 2, "XML nesting"),
         Probe("xml-billion-laughs", _xml_laughs, 2, "laughs.xml"),
+        *(
+            Probe(
+                f"xml-encoding-{name}",
+                _xml_encoding(name),
+                2,
+                f"encoded.xml:1: the XML declaration names an encoding that cannot be read "
+                f"({said})",
+            )
+            for name, said in (
+                ("abc", "unknown encoding: abc"),
+                ("shift_jis", "multi-byte encodings are not supported"),
+                ("rot13", "'rot13' is not a text encoding"),
+            )
+        ),
         Probe("json-100k-deep-document", _deep_document, 2, "nest more than 254"),
         Probe("jsonl-100k-deep-line", _deep_line, 2, "nest more than 254"),
         Probe("jsonl-metadata-300-deep", _deep_metadata, 2, "nest more than 254"),

@@ -694,3 +694,21 @@ def test_attempts_in_small_blocks_are_the_same_trials(
     for size in (1, 2):
         monkeypatch.setattr(junit, "_EMIT_BLOCK", size)
         assert trials() == whole
+
+
+def test_a_single_byte_encoding_is_read_and_another_is_a_located_error(tmp_path: Path) -> None:
+    # pyexpat reads a one-byte encoding it does not know itself through Python's codecs;
+    # a name no codec has, or a multi-byte one, is the declaration's error (exit 2), never a
+    # LookupError or ValueError escaping as an internal error.
+    body = '<testsuite name="s"><testcase classname="c" name="café"/></testsuite>\n'
+    latin = tmp_path / "cp1252.xml"
+    latin.write_bytes(b'<?xml version="1.0" encoding="windows-1252"?>\n' + body.encode("cp1252"))
+    table = load_one(latin).table
+    assert list(table.stimuli) == [("default", "c::café")]
+    for name, reason in (("utf-9", "unknown encoding: utf-9"), ("big5", "multi-byte")):
+        path = tmp_path / f"{name}.xml"
+        path.write_bytes(f'<?xml version="1.0" encoding="{name}"?>\n{body}'.encode())
+        with pytest.raises(InputError) as caught:
+            load_one(path)
+        assert caught.value.where == Provenance(str(path), 1)
+        assert f"names an encoding that cannot be read ({reason}" in str(caught.value)
