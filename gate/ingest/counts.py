@@ -190,37 +190,56 @@ def _is_array(path: str) -> bool:
 _MAX_COUNT = 2**63 - 1
 
 
+def _count(value: Any, field: str, where: Provenance) -> int:
+    """A schema-valid count as an int: JSON Schema's ``integer`` also admits ``3.0`` (and
+    ``1e308``), which is read as 3 (or refused as too large); None is 0."""
+    if value is None:
+        return 0
+    if not 0 <= value <= _MAX_COUNT:  # the schema has refused negative counts
+        raise InputError(f"{field} is too large", where, expected=f"at most {_MAX_COUNT}")
+    return int(value)
+
+
 def _counts(record: Mapping[str, Any], default_suite: str, where: Provenance) -> StimulusCounts:
-    for field in ("n", "c", "errors", "skipped"):
-        value = record.get(field)
-        if isinstance(value, int) and value > _MAX_COUNT:
-            raise InputError(f"{field} is too large", where, expected=f"at most {_MAX_COUNT}")
+    n, c, errors, skipped = (
+        _count(record.get(field), field, where) for field in ("n", "c", "errors", "skipped")
+    )
     if record.get("score_sum") is not None:
         json_number(record["score_sum"], where, "score_sum")
+    categories = record.get("categories")
+    if categories is not None:
+        categories = {
+            name: _count(value, f"categories.{name}", where) for name, value in categories.items()
+        }
     return StimulusCounts(
         stimulus=record["stimulus"],
-        n=record["n"],
-        c=record["c"],
+        n=n,
+        c=c,
         suite=record.get("suite", default_suite),
-        errors=record.get("errors") or 0,
-        skipped=record.get("skipped") or 0,
+        errors=errors,
+        skipped=skipped,
         score_sum=record.get("score_sum"),
-        categories=record.get("categories"),
+        categories=categories,
         tags=tuple(record.get("tags") or ()),
-        messages=tuple(_message(m) for m in record.get("messages") or ()),
+        messages=tuple(_message(m, where) for m in record.get("messages") or ()),
         provenance=where,
     )
 
 
-def _message(given: str | Mapping[str, Any]) -> str | TrialMessage:
-    """A schema-valid counts message: its text, or a TrialMessage with what it says."""
+def _message(given: str | Mapping[str, Any], row: Provenance) -> str | TrialMessage:
+    """A schema-valid counts message: its text, or a TrialMessage with what it says (its
+    trial and line as ints, as :func:`_count` reads them)."""
     if isinstance(given, str):
         return given
     file = given.get("file")
     where = None
+    line, trial = (
+        None if given.get(key) is None else _count(given[key], f"messages.{key}", row)
+        for key in ("line", "trial")
+    )
     if file is not None:
-        where = Provenance(file, given.get("line"), given.get("pointer"))
-    return TrialMessage(given["text"], given.get("outcome"), given.get("trial"), where)
+        where = Provenance(file, line, given.get("pointer"))
+    return TrialMessage(given["text"], given.get("outcome"), trial, where)
 
 
 def _message_record(message: TrialMessage) -> dict[str, Any]:

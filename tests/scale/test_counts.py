@@ -120,6 +120,9 @@ def test_sql_nulls_and_categories(tmp_path: Path) -> None:
         ({"stimulus": "a", "n": 2, "c": 1, "categories": {"x": 2}}, "'x' is not a category"),
         ({"stimulus": "a", "n": 3, "c": "1"}, ":2 at /c: wrong type"),
         ({"stimulus": "a", "n": 3, "c": 1, "trials": 3}, "unknown field 'trials'"),
+        # JSON Schema's integer admits 1e308: past the table's 64-bit counts, as 2**63 is
+        ({"stimulus": "a", "n": 1e308, "c": 1}, ":2: n is too large"),
+        ({"stimulus": "a", "n": 2**63, "c": 1}, ":2: n is too large"),
     ],
 )
 def test_bad_rows_are_located(tmp_path: Path, row: dict[str, object], message: str) -> None:
@@ -127,6 +130,37 @@ def test_bad_rows_are_located(tmp_path: Path, row: dict[str, object], message: s
     path.write_text(json.dumps({"stimulus": "ok", "n": 1, "c": 1}) + "\n" + json.dumps(row))
     with pytest.raises(InputError, match=re.escape(message)):
         load([str(path)], COUNTS)
+
+
+def test_whole_floats_count_as_their_integers(tmp_path: Path) -> None:
+    # JSON Schema's integer admits 4.0 (a SQL engine's DOUBLE column writes it): read as 4,
+    # in counts, categories and a message's trial and line, in JSONL and in a JSON array.
+    weights = {"wrong": 0.0, "right": 1.0}
+    row = {"suite": "qa", "stimulus": "a", "n": 4, "c": 1, "errors": 1, "skipped": 2,
+           "categories": {"wrong": 2, "right": 1},
+           "messages": [{"text": "boom", "trial": 3, "file": "run.log", "line": 7}]}  # fmt: skip
+    as_floats = json.loads(json.dumps(row).replace(": 1", ": 1.0").replace(": 2", ": 2.0"))
+    as_floats = {**as_floats, "n": 4.0, "messages": [{**row["messages"][0], "trial": 3.0}]}  # type: ignore[index]
+    assert as_floats["skipped"] == 2.0 and type(as_floats["skipped"]) is float
+    declaration = {"type": "suite", "suite": "qa", "categories": weights}
+    seen = []
+    for given in (row, as_floats):
+        for text in (
+            "\n".join(json.dumps(x) for x in (declaration, given)) + "\n",
+            json.dumps([declaration, given]),
+        ):
+            path = tmp_path / "c.jsonl"
+            path.write_text(text)
+            table, _ = load([str(path)], COUNTS)
+            a = table.stimuli[("qa", "a")]
+            (message,) = a.trial_messages
+            assert message.where is not None
+            assert type(message.trial) is int and type(message.where.line) is int
+            seen.append((a.n(), a.c(), a.errors, a.skipped, table.category_counts(a), message))
+    # The error is one more "wrong" (errors count as failures), as with integers.
+    assert seen[0][:5] == (4, 1, 1, 2, [3, 1])
+    assert (seen[0][5].trial, str(seen[0][5].where)) == (3, "run.log:7")
+    assert all(entry == seen[0] for entry in seen)
 
 
 def test_a_stimulus_given_twice_names_both_places(tmp_path: Path) -> None:
