@@ -17,6 +17,7 @@ from gate.config import DEFAULT_CONFIG_FILE, DEFAULT_GATE_TARGET
 from gate.metrics import Interval
 from gate.metrics.intervals import DEFAULT_METHOD, INTERVAL_METHODS
 from gate.metrics.usage import UsageSummary
+from gate.report.wording import pct
 from gate.scoring import SuiteScore
 
 #: reference 001, "Choosing runs and thresholds".
@@ -231,7 +232,7 @@ def _lower_end_gate(
     lo, hi = float(interval.lo), float(interval.hi)
     observed = (
         f"Observed {label} = {value:.2f} on {_sizes(suite)} ({meaning});",
-        f"{suite.confidence:.0%} interval {lo:.2f}–{hi:.2f} ({suite.interval_method}).",
+        f"{pct(suite.confidence)} interval {lo:.2f}–{hi:.2f} ({suite.interval_method}).",
     )
     head = [f"{kind}:"] + ([f"  k: {suite.k}"] if kind in ("pass_at_k", "pass_hat_k") else [])
     target = _floor2(lo)
@@ -302,7 +303,7 @@ def _usage_gate(usage: UsageSummary | None) -> TemplateGate | None:
         target = _ceil_significant(top * USAGE_HEADROOM)
         seen = f"Observed cost per trial ${cost.mean_per_trial:.3g}"
         if interval is not None:
-            seen += f" ({interval.confidence:.0%} interval up to ${interval.hi:.3g})"
+            seen += f" ({pct(interval.confidence)} interval up to ${interval.hi:.3g})"
         why.append(f"{seen}; the max leaves 25% headroom.")
         yaml += ["  - metric: cost_usd.mean_per_trial", f"    max: {target:g}   # US dollars"]
         if interval is not None:

@@ -169,7 +169,7 @@ def render_suite(
 ) -> str:
     """The suite metric table of ``s`` (all stimuli, or one suite's), with Bayes@N and the
     values of the suite-level ``metric`` gates in ``gates``."""
-    level = f"{s.confidence:.0%}"
+    level = wording.pct(s.confidence)
     rows = [
         [name, percent(value), interval_text(interval) if interval is not None else "–"]
         for name, value, interval in wording.suite_rate_rows(s)
@@ -271,7 +271,7 @@ def render_stimulus_chart(s: SuiteScore, ordered: Sequence[StimulusScore]) -> st
 def render_stimuli(outcome: CheckOutcome, s: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
     """The stimuli table of ``s``, worst first (``ordered``: ``worst_first(s.stimuli)``)."""
     k = s.k
-    level = f"{s.confidence:.0%}"
+    level = wording.pct(s.confidence)
     show_suite = len(s.suite_names) > 1
     compared = delta_comparison(outcome)
     deltas = delta_marks(compared) if compared is not None else None

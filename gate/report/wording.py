@@ -814,9 +814,22 @@ def p_value_meaning(p: float, what: str = "worse") -> str:
     """A one-sided p-value in words that cannot be read as 'the chance it is worse'."""
     return (
         f"{format_p(p)}: if the candidate were truly no {what} than the baseline, data at "
-        f"least this far in that direction would turn up {p:.0%} of the time; it is not the "
-        f"probability that the candidate is {what}"
+        f"least this far in that direction would turn up {share_of_runs(p)} of the time; it "
+        f"is not the probability that the candidate is {what}"
     )
+
+
+def share_of_runs(p: float) -> str:
+    """A probability as a share of runs, never rounded to an impossible 0% or 100%.
+
+    >>> share_of_runs(0.25), share_of_runs(1.3e-11), share_of_runs(0.996), share_of_runs(1.0)
+    ('25%', 'less than 1%', 'more than 99%', '100%')
+    """
+    if p < 0.01:
+        return "less than 1%"
+    if 0.99 < p < 1.0:
+        return "more than 99%"
+    return f"{p:.0%}"
 
 
 # --------------------------------------------------------------------------- the run
@@ -1028,7 +1041,7 @@ def usage_line(usage: UsageSummary, bold: Callable[[str], str] = _plain) -> str:
         interval = cost.mean_per_trial_interval
         if interval is not None:
             text += (
-                f" ({interval.confidence:.0%} interval {money(interval.lo)} to "
+                f" ({pct(interval.confidence)} interval {money(interval.lo)} to "
                 f"{money(interval.hi)}, over stimuli like these)"
             )
         per_pass = "no pass" if cost.per_pass is None else money(cost.per_pass)
@@ -1077,7 +1090,7 @@ def _change_text(name: str, change: UsageChange, unit: Callable[[float], str]) -
     )
     if change.lo is not None and change.hi is not None:
         text += (
-            f"; {change.confidence:.0%} interval {_signed(change.lo, unit)} to "
+            f"; {pct(change.confidence)} interval {_signed(change.lo, unit)} to "
             f"{_signed(change.hi, unit)}"
         )
     else:

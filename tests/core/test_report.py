@@ -727,3 +727,23 @@ def test_a_reliability_entry_is_its_rows_fields() -> None:
     assert entry == row._asdict() and list(entry) == list(row._fields)
     assert entry == {"decay_curve": [100, 100, 100, 31], "variance_amplification": 87,
                      "graceful_degradation": 60}  # fmt: skip
+
+
+def test_a_level_between_whole_percents_is_never_rounded_to_100(write_jsonl, tmp_path) -> None:
+    # A 99.5% interval was headed "100% interval" (and so was a usage interval): a claim of
+    # certainty no interval makes. Every level shows as configured; a p-value far below 1%
+    # is "less than 1%" of runs, not "0%".
+    records = [r for s in "abcdef" for r in trials_of(s, "PPF")]
+    for record in records:
+        record["metadata"] = {"cost_usd": 0.01 + 0.001 * record["trial"]}
+    better = [r for s in "abcdef" for r in trials_of(s, "PPP")]
+    outcome = compared(write_jsonl, tmp_path, records, better, "version: 1\nconfidence: 0.995\n")
+    summary = render_summary(outcome)
+    assert "100% interval" not in summary
+    assert "| Suite metric | Estimate | 99.5% interval |" in summary
+    assert "per trial (99.5% interval $" in summary  # the usage block's cost interval
+    assert " Δ vs baseline (pass rate, points) | 99.5% interval |" in summary
+    from gate.report.wording import p_value_meaning
+
+    assert "would turn up less than 1% of the time" in p_value_meaning(1.3e-11)
+    assert "would turn up more than 99% of the time" in p_value_meaning(0.996)
