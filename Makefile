@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test image-test bench bench-scale bench-scale-adapters bench-sequential bench-advice bench-coverage bench-terminal bench-shape clean
+.PHONY: run test image-test bench bench-scale bench-scale-adapters bench-sequential bench-advice bench-coverage bench-terminal bench-shape mutate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -89,6 +89,11 @@ bench-coverage: $(VENV)/.test-installed
 # k up to the largest it is used at (the test suite checks a sample past k = 100).
 bench-shape: $(VENV)/.test-installed
 	$(BIN)/python bench/half_width_shape.py
+
+# Mutated inputs of every format through check, plan and validate (tests/hostile/mutate.py):
+# an internal error, escaped exception or run over 10 s is kept in mutations/.
+mutate: $(VENV)/.test-installed
+	$(BIN)/python -m tests.hostile.mutate --seed $${SEED:-1} --runs $${RUNS:-3000}
 
 clean:
 	rm -rf $(VENV) out build *.egg-info .pytest_cache .mypy_cache .ruff_cache

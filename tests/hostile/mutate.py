@@ -1,0 +1,281 @@
+"""Mutation fuzzing of ``eval-gate check``, ``plan`` and ``validate``, in process.
+
+Run:  .venv/bin/python -m tests.hostile.mutate [--seed 1] [--runs 2000]
+
+Each run takes a valid input (every fixture in tests/ingest/fixtures, the examples), changes
+one to four places of it the way its format is built (a JSON value replaced by a hostile or
+a same-typed one, removed, repeated or wrapped; a CSV cell; a JUnit attribute; a few raw
+bytes), sometimes with a mutated configuration or a baseline of another format, and runs a
+command on it. A run is a finding when an exception escapes, the output says "internal
+error" or shows a traceback, the exit code is not 0-3, or it takes over 10 s; each finding's
+input is kept in ``mutations/`` and printed with its command. Not part of ``make test``:
+:mod:`tests.hostile.test_json_types` and the hostile corpus hold what it found (an XML
+declaration naming an unknown encoding, whole floats in counts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import io
+import json
+import random
+import re
+import tempfile
+import time
+import traceback
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from gate.cli import main as cli
+from tests.conftest import EXAMPLES, ROOT
+
+FIXTURES = ROOT / "tests" / "ingest" / "fixtures"
+KINDS = {".json": "json", ".jsonl": "jsonl", ".csv": "csv", ".xml": "xml", ".eval": "eval"}
+
+HOSTILE: list[Any] = [
+    None, True, False, 0, -1, 0.5, -0.0, 1e308, 10**30, 10**400, 2**63, 3.0,
+    "", " ", "\ud800", "x\u202ey", "@octocat", "::error::x", "a\nb", "\u0085", "NaN", "C",
+    [], [1], {}, {"a": 1}, [[[]]], "x" * 5000,
+]  # fmt: skip
+CELLS = ['""', '"a""b"', "-1", "1e400", "nan", "yes", "", "\u0085", "x" * 3000, "9" * 25,
+         '"open', "1.5", "TRUE"]  # fmt: skip
+ATTRIBUTES = ["", "-1", "1e400", "nan", "x" * 3000, "&amp;", "::error::x", "0", "abc", "9" * 20]
+CONFIG: dict[str, Any] = {
+    "version": 1, "k": 3, "confidence": 0.95, "interval": "mid-p", "errors": "fail",
+    "bound": "interval", "on_inconclusive": "inconclusive", "sequential": False,
+    "gates": {
+        "threshold": 0.5,
+        "pass_rate": {"min": 0.6, "scope": "stimuli"},
+        "pass_at_k": [{"min": 0.6, "k": 3}, {"min": "60%", "tag": "critical"}],
+        "pass_hat_k": {"k": 3, "min": 0.8},
+        "max_flakiness": {"max": 0.34, "scope": "stimuli"},
+        "max_ci_half_width": {"max": 0.1, "metric": "pass_rate"},
+        "max_regression": [{"max": 0.05, "detectable": 0.1}, {"max": 0.0, "scope": "stimuli"}],
+        "min_improvement": [{"min": 0.02, "metric": "pass_hat_k", "k": 3}],
+        "metric": [{"name": "bayes_at_n", "min": 0.3}],
+    },
+}  # fmt: skip
+OPTIONS = [[], ["--threshold", "0.5"], ["--min-pass-hat-k", "0.3", "--max-flakiness", "0.4"],
+           ["--errors", "exclude"], ["--k", "3"], ["--interval", "jeffreys"]]  # fmt: skip
+#: the options that read a fixture (by name) that is not read as its format detects it
+READ_WITH = {
+    "runs.csv": ("--format", "csv", "--map",
+                 "stimulus=case_id,trial=run,passed=ok,score=quality,status=state"),
+    "runs.jsonl": ("--format", "jsonl", "--map",
+                   "stimulus=case.id,trial=attempt,passed=grade.ok,score=grade.score"),
+    "counts.jsonl": ("--format", "counts"),
+}  # fmt: skip
+COUNTS = [
+    {"type": "suite", "schema_version": "1.0", "suite": "qa",
+     "categories": {"wrong": 0.0, "right": 1.0}},
+    {"suite": "qa", "stimulus": "a", "n": 4, "c": 1, "errors": 1, "skipped": 2,
+     "score_sum": 1.5, "categories": {"wrong": 2, "right": 1}, "tags": ["t"],
+     "messages": ["boom", {"text": "x", "trial": 2, "file": "run.log", "line": 3}]},
+    {"suite": "qa", "stimulus": "b", "n": 3, "c": 3},
+]  # fmt: skip
+
+
+def sources(work: Path) -> list[tuple[Path, tuple[str, ...]]]:
+    """Every valid input there is (a counts file written to ``work``), with the options that
+    read it."""
+    counts = work / "counts.jsonl"
+    counts.write_text("".join(json.dumps(row) + "\n" for row in COUNTS))
+    paths = [p for p in sorted(FIXTURES.rglob("*")) if p.suffix in KINDS and p.is_file()]
+    paths += [*sorted(EXAMPLES.rglob("*.json*")), counts]
+    return [(path, READ_WITH.get(path.name, ())) for path in paths]
+
+
+def mutate_value(value: Any, rng: random.Random) -> Any:
+    """``value`` (parsed JSON) with one to four places changed."""
+    places: list[tuple[Any, ...]] = []
+
+    def walk(node: Any, path: tuple[Any, ...]) -> None:
+        places.append(path)
+        if len(path) < 12 and isinstance(node, dict):
+            for key, item in node.items():
+                walk(item, (*path, key))
+        elif len(path) < 12 and isinstance(node, list):
+            for index, item in enumerate(node[:50]):
+                walk(item, (*path, index))
+
+    walk(value, ())
+    for _ in range(rng.choice((1, 1, 1, 2, 4))):
+        path = rng.choice(places[1:] or places)
+        parent = value
+        try:
+            for step in path[:-1]:
+                parent = parent[step]
+            key = path[-1]
+            roll = rng.random()
+            if roll < 0.3:
+                parent[key] = copy.deepcopy(rng.choice(HOSTILE))
+            elif roll < 0.6:
+                parent[key] = _same_type(parent[key], rng)
+            elif roll < 0.8:
+                del parent[key]
+            elif roll < 0.9 and isinstance(parent, list):
+                parent.append(copy.deepcopy(parent[key]))
+            else:
+                parent[key] = [parent[key]] if rng.random() < 0.5 else {"value": parent[key]}
+        except (KeyError, IndexError, TypeError, AttributeError, OverflowError):
+            pass  # the place is gone after an earlier change
+    return value
+
+
+def _same_type(old: Any, rng: random.Random) -> Any:
+    if isinstance(old, bool):
+        return not old
+    if isinstance(old, int):
+        return rng.choice([0, 1, -1, old + 1, old * 1000, 2**40, float(old)])
+    if isinstance(old, float):
+        return rng.choice([0.0, 1.0, -0.5, 1.5, old * 1e6, 1e-300, 0.9999999999])
+    if isinstance(old, str):
+        return rng.choice(["", old + "\u0301", old.upper(), old * 3, "[x](y)", "<!-- a -->",
+                           "|", "`", "error", "pass", "1"])  # fmt: skip
+    return copy.deepcopy(rng.choice(HOSTILE))
+
+
+def _text(value: Any, rng: random.Random) -> bytes:
+    ascii_only = rng.random() < 0.5
+    return json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
+
+
+def mutant(path: Path, rng: random.Random) -> bytes:
+    """``path``'s content, changed."""
+    raw = path.read_bytes()
+    kind = KINDS[path.suffix]
+    if rng.random() < 0.15:
+        return _bytes_changed(raw, rng)
+    if kind == "json":
+        return _text(mutate_value(json.loads(raw), rng), rng)
+    if kind == "jsonl":
+        lines: list[Any] = [[json.loads(x)] if x.strip() else x for x in raw.decode().splitlines()]
+        records = [i for i, line in enumerate(lines) if isinstance(line, list)]
+        for _ in range(rng.randint(1, 3)):
+            i = rng.choice(records)
+            lines[i] = [mutate_value({"r": lines[i][0]}, rng).get("r", {})]
+        parts = [_text(x[0], rng) if isinstance(x, list) else x.encode() for x in lines]
+        return b"\n".join(parts) + b"\n"
+    if kind == "csv":
+        rows = raw.decode().splitlines()
+        for _ in range(rng.randint(1, 4)):
+            r = rng.randrange(len(rows))
+            cells = rows[r].split(",")
+            cells[rng.randrange(len(cells))] = rng.choice(CELLS)
+            rows[r] = ",".join(cells)
+        return ("\n".join(rows) + "\n").encode("utf-8", "surrogatepass")
+    if kind == "xml":
+        text = raw.decode()
+        for _ in range(rng.randint(1, 3)):
+            attributes = list(re.finditer(r'(\w+)="([^"]*)"', text))
+            if attributes:
+                found = rng.choice(attributes)
+                value = rng.choice(ATTRIBUTES)
+                text = text[: found.start(2)] + value + text[found.end(2) :]
+        return text.encode()
+    out = io.BytesIO()  # an .eval archive: one JSON member changed
+    with zipfile.ZipFile(path) as archive, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as new:
+        names = archive.namelist()
+        target = rng.choice([n for n in names if n.endswith(".json")])
+        for name in names:
+            try:
+                data = archive.read(name)
+            except NotImplementedError:  # a zstd member: the standard library cannot
+                return raw
+            if name == target:
+                data = _text(mutate_value(json.loads(data), rng), rng)
+            new.writestr(name, data)
+    return out.getvalue()
+
+
+def _bytes_changed(data: bytes, rng: random.Random) -> bytes:
+    changed = bytearray(data)
+    for _ in range(rng.randint(1, 5)):
+        i = rng.randrange(len(changed) or 1)
+        roll = rng.random()
+        if roll < 0.4 and changed:
+            changed[i] = rng.choice(b'",:{}[]<>&;\n\r\t0x\\\x00\xff')
+        elif roll < 0.7:
+            del changed[i : i + rng.randint(1, 20)]
+        else:
+            j = rng.randrange(len(changed) or 1)
+            changed[i:i] = changed[j : j + rng.randint(1, 200)]
+    return bytes(changed)
+
+
+def command(
+    rng: random.Random, target: Path, work: Path, original: Path, all_sources: list[Any]
+) -> list[str]:
+    """A check of ``target`` (sometimes plan or validate), with options, maybe a baseline of
+    any format, maybe a mutated configuration."""
+    options = rng.choice(OPTIONS)
+    args = ["check", str(target), "--json", str(work / "r.json"), "--summary", str(work / "s.md")]
+    args += options
+    if rng.random() < 0.2:
+        args += ["--baseline", str(original)]
+    elif rng.random() < 0.15:
+        args += ["--baseline", str(rng.choice(all_sources)[0])]
+    if rng.random() < 0.3:
+        config = copy.deepcopy(CONFIG)
+        if rng.random() < 0.9:
+            config = mutate_value(config, rng)
+        (work / "c.yml").write_bytes(json.dumps(config).encode("utf-8", "surrogatepass"))
+        args += ["--config", str(work / "c.yml")]
+    roll = rng.random()
+    if roll < 0.12:
+        plan_options = [o for o in options if o not in ("--errors", "exclude", "--interval")]
+        return ["plan", "--pilot", str(target), *[o for o in plan_options if o != "jeffreys"]]
+    if roll < 0.2:
+        return ["validate", str(target)]
+    return args
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=2000)
+    given = parser.parse_args()
+    rng = random.Random(given.seed)
+    runner = CliRunner()
+    work = Path(tempfile.mkdtemp(prefix="eval-gate-mutate-"))
+    kept = Path("mutations")
+    all_sources = sources(work)
+    codes: dict[int, int] = {}
+    findings = 0
+    started = time.monotonic()
+    for run in range(given.runs):
+        original, fixed = rng.choice(all_sources)
+        target = work / f"m{run % 5}{original.suffix}"
+        target.write_bytes(mutant(original, rng))
+        args = command(rng, target, work, original, all_sources) + list(fixed)
+        began = time.monotonic()
+        result = runner.invoke(cli, args, catch_exceptions=True)
+        took = time.monotonic() - began
+        codes[result.exit_code] = codes.get(result.exit_code, 0) + 1
+        finding = None
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            finding = "".join(traceback.format_exception(result.exception))[-1500:]
+        elif "internal error" in result.output or "Traceback" in result.output:
+            finding = result.output[-1500:]
+        elif result.exit_code not in (0, 1, 2, 3):
+            finding = f"exit code {result.exit_code}"
+        elif took > 10:
+            finding = f"{took:.1f} s"
+        if finding:
+            findings += 1
+            kept.mkdir(exist_ok=True)
+            keep = kept / f"{given.seed}-{run}{original.suffix}"
+            keep.write_bytes(target.read_bytes())
+            print(f"--- {keep} (from {original.name}): eval-gate {' '.join(args)}\n{finding}\n")
+    seconds = time.monotonic() - started
+    print(f"seed {given.seed}: {given.runs} runs in {seconds:.0f} s, exit codes "
+          f"{dict(sorted(codes.items()))}, {findings} findings")  # fmt: skip
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
