@@ -2,9 +2,10 @@
 
 For each format a minimal valid document is generated; then each value in it, one at a time,
 is replaced by each hostile value (null, a boolean, numbers past the float range or 5,000
-digits long, whole floats such as 3.0 that JSON Schema's integer admits, a string, a lone surrogate, an empty or nested array or object) or removed. The
-reader must either read the document or refuse it with an input error (exit code 2): any
-other exception is a bug (a traceback, or exit code 1 before the guard).
+digits long, whole floats such as 3.0 that JSON Schema's integer admits, a string, a lone
+surrogate, an empty or nested array or object) or removed. The reader must either read the
+document or refuse it with an input error (exit code 2): any other exception is a bug (a
+traceback, or exit code 1 before the guard).
 """
 
 from __future__ import annotations
