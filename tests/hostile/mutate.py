@@ -25,6 +25,7 @@ import tempfile
 import time
 import traceback
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -234,10 +235,62 @@ def command(
     return args
 
 
+#: module attributes that decide where a reader takes its fast path or cuts its blocks, set
+#: so that these small inputs go through the paths big files take (values the tests use)
+SMALL_PIECES: list[tuple[str, str, int]] = [
+    ("gate.ingest.csv_arrow", "MIN_BYTES", 0),
+    ("gate.ingest.csv_arrow", "_BLOCK", 1 << 10),
+    ("gate.ingest.csv_arrow", "_GUARD_SLICE", 97),
+    ("gate.ingest.jsonstream", "PIECE_BYTES", 300),
+    ("gate.ingest.jsonstream", "BLOCK_BYTES", 512),
+    ("gate.ingest.jsonstream", "_SCAN_BYTES", 256),
+    ("gate.ingest.native", "PIECE_BYTES", 1000),
+    ("gate.ingest.native", "CHUNK_BYTES", 3000),
+    ("gate.ingest.tau", "BLOCK_TRIALS", 40),
+    ("gate.ingest.tau", "_WAITING_TRIALS", 60),
+    ("gate.ingest.junit", "_EMIT_BLOCK", 7),
+    ("gate.table.store", "DENSE_FLOOR", 64),
+    ("gate.table.store", "WIDE_FLOOR", 8),
+    ("gate.table.store", "WIDE_SLOTS", 4),
+    ("gate.report.json_report", "STIMULI_PER_PART", 3),
+]
+
+
+def with_small_pieces(run: Callable[[], Any]) -> Any:
+    """``run()`` with :data:`SMALL_PIECES` in force, then the defaults back."""
+    import importlib
+
+    saved = []
+    for module_name, name, value in SMALL_PIECES:
+        module = importlib.import_module(module_name)
+        saved.append((module, name, getattr(module, name)))
+        setattr(module, name, value)
+    try:
+        return run()
+    finally:
+        for module, name, value in saved:
+            setattr(module, name, value)
+
+
+def outputs(result: Any, work: Path) -> tuple[Any, ...]:
+    """What a run gave: exit code, output, and the report and summary it wrote."""
+    written = tuple(
+        (work / name).read_bytes() if (work / name).exists() else None
+        for name in ("r.json", "s.md")
+    )
+    return (result.exit_code, result.output, *written)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--runs", type=int, default=2000)
+    parser.add_argument(
+        "--differential",
+        action="store_true",
+        help="run each input again with the readers' blocks small (their big-file paths): "
+        "a difference in exit code, output, report or summary is a finding",
+    )
     given = parser.parse_args()
     rng = random.Random(given.seed)
     runner = CliRunner()
@@ -252,9 +305,24 @@ def main() -> int:
         target = work / f"m{run % 5}{original.suffix}"
         target.write_bytes(mutant(original, rng))
         args = command(rng, target, work, original, all_sources) + list(fixed)
+        for name in ("r.json", "s.md"):
+            (work / name).unlink(missing_ok=True)
         began = time.monotonic()
         result = runner.invoke(cli, args, catch_exceptions=True)
         took = time.monotonic() - began
+        differs = None
+        if given.differential and isinstance(result.exception, SystemExit | None):
+            # The same input through the fast paths' small blocks must give the same.
+            first = outputs(result, work)
+            for name in ("r.json", "s.md"):
+                (work / name).unlink(missing_ok=True)
+            again = with_small_pieces(
+                lambda args=args: runner.invoke(cli, args, catch_exceptions=True)
+            )
+            second = outputs(again, work)
+            if first != second:
+                parts = ("exit code", "output", "JSON report", "summary")
+                differs = [part for part, a, b in zip(parts, first, second, strict=True) if a != b]
         codes[result.exit_code] = codes.get(result.exit_code, 0) + 1
         finding = None
         if result.exception is not None and not isinstance(result.exception, SystemExit):
@@ -265,6 +333,8 @@ def main() -> int:
             finding = f"exit code {result.exit_code}"
         elif took > 10:
             finding = f"{took:.1f} s"
+        elif differs:
+            finding = f"read through small blocks, the {', '.join(differs)} differ"
         if finding:
             findings += 1
             kept.mkdir(exist_ok=True)
