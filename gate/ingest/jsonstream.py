@@ -428,7 +428,13 @@ class JsonStream:
             position = self._drop(position)
             cut, values, last = self._cut(position, pointer, index)
             if values is None:
-                values, cut, last = self._strict_elements(position, cut, pointer, index)
+                values, cut, last, error = self._strict_elements(position, cut, pointer, index)
+                if error is not None:
+                    # The elements before the bad one go to the reader first, so that its
+                    # errors come in document order whatever the size of the pieces.
+                    if values:
+                        yield Piece(index, values, self.prefix + pointer)
+                    raise error
             if values:
                 yield Piece(index, values, self.prefix + pointer)
                 index += len(values)
@@ -479,23 +485,29 @@ class JsonStream:
 
     def _strict_elements(
         self, position: int, cut: int, pointer: str, index: int
-    ) -> tuple[list[Any], int, bool]:
+    ) -> tuple[list[Any], int, bool, InputError | None]:
         """Parse elements one by one with the strict parser from ``position`` until past
-        ``cut``; returns them, the position of the ',' or ']' after the last, and whether it
-        was ']'. Raises the located error of the first bad element."""
+        ``cut``; returns them, the position of the ',' or ']' after the last, whether it
+        was ']', and the located error of the first bad element (None: none), which ends
+        the elements returned."""
         values: list[Any] = []
         position = self._skip_space(position)
         while True:
             here = f"{pointer}/{index + len(values)}"
-            end = self._value_end(position, here)
-            value, end = self._whole(position, here, end)
-            values.append(value)
-            end = self._skip_space(end)
-            char = self._expect(end, b",]", "',' or ']' after an element of the array", pointer)
+            try:
+                end = self._value_end(position, here)
+                value, end = self._whole(position, here, end)
+                values.append(value)
+                end = self._skip_space(end)
+                char = self._expect(
+                    end, b",]", "',' or ']' after an element of the array", pointer
+                )
+            except InputError as error:
+                return values, position, False, error
             if char == b"]":
-                return values, end, True
+                return values, end, True, None
             if end >= cut:
-                return values, end, False
+                return values, end, False, None
             position = self._skip_space(end + 1)
 
 

@@ -168,7 +168,17 @@ def _tau_blocks(path: str, options: IngestOptions, rows: Rows) -> Iterator[Trial
     def read_waiting() -> Generator[TrialColumns, None, int]:
         return _tau_entries(waiting, first, path, options, suite, order, rows)
 
-    for piece in stream.pieces():
+    pieces_read = stream.pieces()
+    while True:
+        try:
+            piece = next(pieces_read)
+        except StopIteration:
+            break
+        except InputError:
+            # The entries before the bad place are read first (their own error wins), so
+            # that errors come in the file's order whatever the size of the blocks.
+            outside += yield from read_waiting()
+            raise
         if waiting and piece.start != first + len(waiting):
             outside += yield from read_waiting()
             waiting = []

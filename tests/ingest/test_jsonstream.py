@@ -217,3 +217,19 @@ def test_a_piece_with_nan_is_parsed_whole_not_element_by_element() -> None:
     assert jsonstream.fast_elements(b'{"a": NaN, "a": 1}', non_finite=True) is None
     deep = b"[" * 300 + b"NaN" + b"]" * 300
     assert jsonstream.fast_elements(deep, non_finite=True) is None
+
+
+def test_the_elements_before_a_bad_one_are_given_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A piece with a syntax error is read element by element to place the error; the good
+    # elements before it reach the reader first, as they would in smaller pieces, so that a
+    # reader's own error about one of them comes first whatever the piece size.
+    good = [{"id": i} for i in range(6)]
+    text = ("[" + ", ".join(json.dumps(x) for x in good) + ', {"id": 6 "x": 1}, {"id": 7}]')
+    for size in (7, 40, 1 << 15):
+        monkeypatch.setattr(jsonstream, "PIECE_BYTES", size)
+        stream = JsonStream("f.json", [()], handle=io.BytesIO(text.encode()))
+        given: list[Any] = []
+        with pytest.raises(InputError, match=r"f\.json at /6: not valid JSON"):
+            for piece in stream.pieces():
+                given.extend(piece.values)
+        assert given == good, size

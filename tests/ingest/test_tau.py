@@ -322,3 +322,23 @@ def test_an_integer_past_the_float_range_is_refused_not_a_traceback(tmp_path: Pa
     path.write_text('[{"task_id": 0, "trial": 0, "reward": 1' + "0" * 400 + "}]")
     with pytest.raises(InputError, match=r"huge\.json at /0: reward is not finite"):
         load_one(path, format="tau-bench")
+
+
+def test_errors_come_in_the_files_order_whatever_the_block_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An entry without a task_id before a syntax error: the entry's error is the one given,
+    # whether the entries wait in one block (a small file) or are read a few at a time.
+    from gate.ingest import jsonstream, tau
+
+    entries = [json.dumps({"task_id": i % 3, "trial": i // 3, "reward": 1.0}) for i in range(40)]
+    entries[5] = json.dumps({"trial": 9, "reward": 1.0})
+    entries[30] = '{"task_id": 1 "trial": 2}'
+    path = tmp_path / "results.json"
+    path.write_text("[" + ", ".join(entries) + "]")
+    for piece_bytes, block in ((1 << 15, 4096), (100, 4)):
+        monkeypatch.setattr(jsonstream, "PIECE_BYTES", piece_bytes)
+        monkeypatch.setattr(tau, "BLOCK_TRIALS", block)
+        monkeypatch.setattr(tau, "_WAITING_TRIALS", 4 * block)
+        with pytest.raises(InputError, match=r"results\.json at /5: task_id is missing"):
+            load_one(path, format="tau-bench")
