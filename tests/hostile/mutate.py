@@ -1,16 +1,21 @@
 """Mutation fuzzing of ``eval-gate check``, ``plan`` and ``validate``, in process.
 
-Run:  .venv/bin/python -m tests.hostile.mutate [--seed 1] [--runs 2000]
+Run:  .venv/bin/python -m tests.hostile.mutate [--seed 1] [--runs 2000] [--differential]
+      .venv/bin/python -m tests.hostile.mutate --action [--seed 1] [--runs 2000]
 
 Each run takes a valid input (every fixture in tests/ingest/fixtures, the examples), changes
 one to four places of it the way its format is built (a JSON value replaced by a hostile or
 a same-typed one, removed, repeated or wrapped; a CSV cell; a JUnit attribute; a few raw
 bytes), sometimes with a mutated configuration or a baseline of another format, and runs a
 command on it. A run is a finding when an exception escapes, the output says "internal
-error" or shows a traceback, the exit code is not 0-3, or it takes over 10 s; each finding's
-input is kept in ``mutations/`` and printed with its command. Not part of ``make test``:
-:mod:`tests.hostile.test_json_types` and the hostile corpus hold what it found (an XML
-declaration naming an unknown encoding, whole floats in counts).
+error" or shows a traceback, the exit code is not 0-3, or it takes over 10 s; with
+``--differential``, also when the same input read through the readers' small blocks (the
+paths big files take) gives another exit code, output, report or summary. ``--action`` runs
+the action's dry run instead, with random inputs, a mutated event payload and a token in
+``INPUT_GITHUB_TOKEN``, and the token in any output or written file is a finding. Each
+finding's input is kept in ``mutations/`` and printed with its command. Not part of ``make
+test``: the tests hold what it found (an XML declaration naming an unknown encoding, whole
+floats in counts, an error that depended on the piece size).
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ import argparse
 import copy
 import io
 import json
+import os
 import random
 import re
+import shutil
 import tempfile
 import time
 import traceback
@@ -281,6 +288,89 @@ def outputs(result: Any, work: Path) -> tuple[Any, ...]:
     return (result.exit_code, result.output, *written)
 
 
+#: a secret as the action gets it; no output, summary, comment or file may show it
+TOKEN = "ghs_" + "S3cretT0kenValue" * 2
+#: action inputs: the first value of each is valid, the rest valid or hostile
+ACTION_INPUTS: dict[str, list[str]] = {
+    "config": ["", "c.yml", "missing.yml", "/proc/self/environ", "../x.yml"],
+    "format": ["auto", "native", "junit", "csv", "counts", "bogus"],
+    "threshold": ["", "0.5", "1.5", "abc", "1e400"],
+    "k": ["", "3", "0", "1e9", "99999999999999999999999"],
+    "min_pass_hat_k": ["", "0.3", "150%"],
+    "max_flakiness": ["", "0.3", "0.6"],
+    "max_ci_half_width": ["", "0.1", "-1"],
+    "bound": ["", "interval", "estimate", "bogus"],
+    "confidence": ["", "0.95", "0.995", "1", "0.5"],
+    "errors": ["", "fail", "exclude", "bogus"],
+    "max_regression": ["", "0.05", "-0.1"],
+    "on_inconclusive": ["", "fail", "pass", "bogus"],
+    "sequential": ["", "true", "x"],
+    "baseline": ["", "original", "missing.jsonl"],
+    "report": ["", "out.json", "m0.json", "/dev/null", "../escape.json"],
+    "summary": ["", "false", "x"],
+    "comment": ["", "always", "never", "bogus"],
+    "comment_id": ["", "x y", "<!--", "a" * 300],
+    "fail_on": ["", "errors", "never", "bogus"],
+    "github_token": ["", TOKEN + "\r\nX: y", "a b"],
+    "suite": ["", "`code`", "@octocat", "x" * 500],
+}
+EVENT: dict[str, Any] = {
+    "action": "synchronize",
+    "number": 7,
+    "pull_request": {
+        "number": 7,
+        "head": {"repo": {"full_name": "o/fork", "fork": True}, "sha": "a" * 40},
+        "base": {"repo": {"full_name": "o/r"}, "ref": "main", "sha": "b" * 40},
+    },
+    "repository": {"full_name": "o/r", "default_branch": "main"},
+}
+
+
+def action_run(
+    runner: CliRunner, rng: random.Random, target: Path, work: Path, original: Path
+) -> tuple[Any, str | None]:
+    """``eval-gate action --dry-run`` on ``target`` in the workspace ``work``, with random
+    inputs, a mutated event and a token in the environment; the result, and why the token
+    shows if it does."""
+    from gate.github.cli import action_command
+
+    event = mutate_value(copy.deepcopy(EVENT), rng) if rng.random() < 0.7 else EVENT
+    (work / "event.json").write_bytes(json.dumps(event).encode("utf-8", "surrogatepass"))
+    (work / "c.yml").write_bytes(json.dumps(mutate_value(copy.deepcopy(CONFIG), rng)).encode(
+        "utf-8", "surrogatepass"))  # fmt: skip
+    shutil.copy(original, work / f"original{original.suffix}")
+    args = ["--dry-run", "--input", f"results={target.name}"]
+    for name in rng.sample(sorted(ACTION_INPUTS), rng.randint(0, 6)):
+        value = ACTION_INPUTS[name][0] if rng.random() < 0.5 else rng.choice(ACTION_INPUTS[name])
+        value = f"original{original.suffix}" if value == "original" else value
+        args += ["--input", f"{name}={value}"]
+    env = {
+        "GITHUB_WORKSPACE": str(work),
+        "GITHUB_EVENT_PATH": str(work / "event.json"),
+        "GITHUB_EVENT_NAME": rng.choice(["pull_request", "push", "pull_request_target", ""]),
+        "GITHUB_REPOSITORY": rng.choice(["o/r", "", "o/r/x"]),
+        "GITHUB_STEP_SUMMARY": None,
+        "GITHUB_OUTPUT": None,
+        "INPUT_GITHUB_TOKEN": TOKEN,
+        "GITHUB_API_URL": "http://127.0.0.1:9",  # a dry run calls nothing
+    }
+    here = os.getcwd()
+    os.chdir(work)
+    try:
+        result = runner.invoke(action_command, args, env=env, catch_exceptions=True)
+    finally:
+        os.chdir(here)
+    secret = TOKEN[4:20]
+    written = [f for f in work.iterdir() if f.suffix in (".json", ".md", ".html") and f.is_file()]
+    shown = ["the output"] if secret in result.output else []
+    shown += [
+        f.name
+        for f in written
+        if f.name != "event.json" and secret in f.read_text("utf-8", "replace")
+    ]
+    return result, f"the token shows in {', '.join(shown)}" if shown else None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=1)
@@ -290,6 +380,12 @@ def main() -> int:
         action="store_true",
         help="run each input again with the readers' blocks small (their big-file paths): "
         "a difference in exit code, output, report or summary is a finding",
+    )
+    parser.add_argument(
+        "--action",
+        action="store_true",
+        help="run the action's dry run instead (random inputs, a mutated event payload, a "
+        "token in INPUT_GITHUB_TOKEN): the token in any output or file is a finding",
     )
     given = parser.parse_args()
     rng = random.Random(given.seed)
@@ -308,10 +404,19 @@ def main() -> int:
         for name in ("r.json", "s.md"):
             (work / name).unlink(missing_ok=True)
         began = time.monotonic()
-        result = runner.invoke(cli, args, catch_exceptions=True)
+        leak = None
+        if given.action:
+            result, leak = action_run(runner, rng, target, work, original)
+            args = ["action", "--dry-run", f"(results={target.name})"]
+        else:
+            result = runner.invoke(cli, args, catch_exceptions=True)
         took = time.monotonic() - began
         differs = None
-        if given.differential and isinstance(result.exception, SystemExit | None):
+        if (
+            not given.action
+            and given.differential
+            and isinstance(result.exception, SystemExit | None)
+        ):
             # The same input through the fast paths' small blocks must give the same.
             first = outputs(result, work)
             for name in ("r.json", "s.md"):
@@ -325,7 +430,9 @@ def main() -> int:
                 differs = [part for part, a, b in zip(parts, first, second, strict=True) if a != b]
         codes[result.exit_code] = codes.get(result.exit_code, 0) + 1
         finding = None
-        if result.exception is not None and not isinstance(result.exception, SystemExit):
+        if leak:
+            finding = leak
+        elif result.exception is not None and not isinstance(result.exception, SystemExit):
             finding = "".join(traceback.format_exception(result.exception))[-1500:]
         elif "internal error" in result.output or "Traceback" in result.output:
             finding = result.output[-1500:]
