@@ -399,7 +399,9 @@ def main() -> int:
     for run in range(given.runs):
         original, fixed = rng.choice(all_sources)
         target = work / f"m{run % 5}{original.suffix}"
-        target.write_bytes(mutant(original, rng))
+        # The action's own inputs are mutated too: half its runs read a valid file.
+        keep = given.action and rng.random() < 0.5
+        target.write_bytes(original.read_bytes() if keep else mutant(original, rng))
         args = command(rng, target, work, original, all_sources) + list(fixed)
         for name in ("r.json", "s.md"):
             (work / name).unlink(missing_ok=True)
