@@ -17,7 +17,7 @@ from gate.config import DEFAULT_CONFIG_FILE, DEFAULT_GATE_TARGET
 from gate.metrics import Interval
 from gate.metrics.intervals import DEFAULT_METHOD, INTERVAL_METHODS
 from gate.metrics.usage import UsageSummary
-from gate.report.wording import pct
+from gate.rates import pct
 from gate.scoring import SuiteScore
 
 #: reference 001, "Choosing runs and thresholds".

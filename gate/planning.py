@@ -53,6 +53,7 @@ from gate.metrics.decision import (
     _smallest,
 )
 from gate.metrics.posterior import posterior_rates
+from gate.rates import pct
 
 if TYPE_CHECKING:
     from gate.metrics.usage import UsageSummary
@@ -186,7 +187,7 @@ def expected_spend(
         else (trials * interval.lo, trials * interval.hi),
         cost_method=None
         if interval is None
-        else f"{100 * interval.confidence:.10g}% {interval.method}, of the pilot's mean per trial",
+        else f"{pct(interval.confidence)} {interval.method}, of the pilot's mean per trial",
         trial_seconds=None if duration is None else trials * duration.mean,
         pilot_trials=max(
             (block.trials for block in (cost, duration) if block is not None), default=0

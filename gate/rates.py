@@ -32,6 +32,16 @@ def _g(value: float) -> str:
     return f"{value:.10g}"
 
 
+def pct(rate: float) -> str:
+    """A rate written back as a percent, as given: never rounded to a whole percent (a
+    99.5% interval is not a 100% one).
+
+    >>> pct(0.95), pct(0.995), pct(0.8)
+    ('95%', '99.5%', '80%')
+    """
+    return f"{_g(100.0 * rate)}%"
+
+
 def parse_rate(
     value: object,
     what: str,

@@ -18,6 +18,7 @@ from gate.config import GateSpec
 from gate.gates import COMPLETED_TRIALS, GateDecision
 from gate.metrics.intervals import MID_P_COVERAGE_FLOOR, MID_P_FLOOR_WEIGHTS, method_label
 from gate.metrics.paired import T_MIN_STIMULI, PairedTest, min_sign_flip_stimuli
+from gate.rates import pct as pct  # the report writes levels with it too (wording.pct)
 from gate.scoring import (
     HIGH,
     NOT_MEASURED,
@@ -70,11 +71,6 @@ def points(x: float, sign: bool = True) -> str:
 def margin_points(x: float) -> str:
     """A configured margin as written: 0.05 → '5'."""
     return f"{100.0 * x:.10g}"
-
-
-def pct(level: float) -> str:
-    """0.95 → '95%'."""
-    return f"{100.0 * level:.10g}%"
 
 
 def percent(value: float) -> str:
