@@ -427,17 +427,16 @@ class JsonStream:
         while True:
             position = self._drop(position)
             cut, values, last = self._cut(position, pointer, index)
+            error = None
             if values is None:
                 values, cut, last, error = self._strict_elements(position, cut, pointer, index)
-                if error is not None:
-                    # The elements before the bad one go to the reader first, so that its
-                    # errors come in document order whatever the size of the pieces.
-                    if values:
-                        yield Piece(index, values, self.prefix + pointer)
-                    raise error
             if values:
                 yield Piece(index, values, self.prefix + pointer)
                 index += len(values)
+            if error is not None:
+                # Raised after the elements before the bad one reach the reader, so that its
+                # errors come in document order whatever the size of the pieces.
+                raise error
             if last:
                 return cut + 1
             position = cut + 1
