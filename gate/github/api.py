@@ -360,7 +360,11 @@ class GitHubApi:
     def paginate(
         self, path: str, params: Mapping[str, str | int] | None = None, max_pages: int = 100
     ) -> Iterator[Any]:
-        """Every item of a list endpoint, following ``Link: <...>; rel="next"`` page by page."""
+        """Every item of a list endpoint, following ``Link: <...>; rel="next"`` page by page.
+
+        A list that cannot be read whole raises :class:`ApiError` after its last readable
+        page: a sticky comment looked for in part of a conversation would be posted twice.
+        """
         url: str | None = self.url_for(path, {"per_page": 100, **(params or {})})
         for _page in range(max_pages):
             if url is None:
@@ -371,9 +375,13 @@ class GitHubApi:
             yield from response.data
             url = next_link(response.header("Link"))
             if url is not None and not self._same_origin(url):
-                self._log("GitHub API: a next-page link points to another origin; not followed")
-                return
-        self._log(f"GitHub API: stopped after {max_pages} pages of {path}")
+                raise ApiError(
+                    "GET", path, response.status,
+                    "the next page's link points to another origin (not followed): "
+                    "the list cannot be read whole",
+                )  # fmt: skip
+        if url is not None:
+            raise ApiError("GET", path, None, f"more than {max_pages} pages: not read whole")
 
 
 def next_link(link_header: str | None) -> str | None:

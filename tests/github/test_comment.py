@@ -187,6 +187,23 @@ def test_the_comment_is_found_on_a_later_page(api: GitHubApi, fake_github: FakeG
     assert ours["body"] == newer.text
 
 
+def test_a_conversation_that_cannot_be_listed_whole_gets_no_second_comment(
+    api: GitHubApi, fake_github: FakeGitHub
+) -> None:
+    # Found by tests/hostile/mutate.py --publish: page 1 (empty here) links its next page on
+    # another origin, which is not followed; the sticky comment may be on it, so the action
+    # must not take page 1 for the whole conversation and post a second one.
+    fake_github.add_comment(7, body("earlier\n").text, BOT)
+    fake_github.fail(
+        "GET", COMMENTS, 200, headers={"Link": '<https://elsewhere.example/x?page=2>; rel="next"'},
+        body=[],
+    )  # fmt: skip
+    with pytest.raises(ApiError, match="another origin"):
+        publish(api, body("now\n"))
+    assert [c["body"] for c in fake_github.comments[7]] == [body("earlier\n").text]
+    assert [r.method for r in fake_github.writes()] == []
+
+
 def test_someone_elses_comment_with_our_marker_is_never_taken_over(
     api: GitHubApi, fake_github: FakeGitHub
 ) -> None:
