@@ -93,10 +93,12 @@ bench-shape: $(VENV)/.test-installed
 # Mutated inputs of every format through check, plan and validate (tests/hostile/mutate.py),
 # each again through the readers' small blocks: an internal error, escaped exception, run
 # over 10 s or a difference between the two readings is kept in mutations/; then the
-# action's dry run, where the token showing anywhere is a finding too (about 4 min).
+# action's dry run, where the token showing anywhere is a finding too; then the action
+# publishing to a fake GitHub with API faults (about 8 min).
 mutate: $(VENV)/.test-installed
 	$(BIN)/python -m tests.hostile.mutate --differential --seed $${SEED:-1} --runs $${RUNS:-3000}
 	$(BIN)/python -m tests.hostile.mutate --action --seed $${SEED:-1} --runs $${RUNS:-3000}
+	$(BIN)/python -m tests.hostile.mutate --publish --seed $${SEED:-1} --runs $${RUNS:-3000}
 
 clean:
 	rm -rf $(VENV) out build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -32,7 +32,6 @@ INTEGRATION_DENIED = "Resource not accessible by integration"
 DOCS = "https://docs.github.com/rest"
 
 
-
 @contextmanager
 def dripping_api(every: float = 0.5, length: int = 100_000) -> Iterator[str]:
     """A server on loopback that answers every request with an endless-looking header, one
@@ -71,6 +70,7 @@ def dripping_api(every: float = 0.5, length: int = 100_000) -> Iterator[str]:
         stop.set()
         thread.join()
         listener.close()
+
 
 @dataclass
 class Recorded:
@@ -197,7 +197,10 @@ class FakeGitHub:
                     body,
                 )
                 status, headers, payload = fake.answer(recorded)
-                data = b"" if payload is None else json.dumps(payload).encode("utf-8")
+                if isinstance(payload, bytes):  # a fault's body that is not JSON
+                    data = payload
+                else:
+                    data = b"" if payload is None else json.dumps(payload).encode("utf-8")
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)

@@ -2,6 +2,7 @@
 
 Run:  .venv/bin/python -m tests.hostile.mutate [--seed 1] [--runs 2000] [--differential]
       .venv/bin/python -m tests.hostile.mutate --action [--seed 1] [--runs 2000]
+      .venv/bin/python -m tests.hostile.mutate --publish [--seed 1] [--runs 2000]
 
 Each run takes a valid input (every fixture in tests/ingest/fixtures, the examples), changes
 one to four places of it the way its format is built (a JSON value replaced by a hostile or
@@ -12,10 +13,13 @@ error" or shows a traceback, the exit code is not 0-3, or it takes over 10 s; wi
 ``--differential``, also when the same input read through the readers' small blocks (the
 paths big files take) gives another exit code, output, report or summary. ``--action`` runs
 the action's dry run instead, with random inputs, a mutated event payload and a token in
-``INPUT_GITHUB_TOKEN``, and the token in any output or written file is a finding. Each
-finding's input is kept in ``mutations/`` and printed with its command. Not part of ``make
-test``: the tests hold what it found (an XML declaration naming an unknown encoding, whole
-floats in counts, an error that depended on the piece size).
+``INPUT_GITHUB_TOKEN``, and the token in any output or written file is a finding.
+``--publish`` runs the action for real against a fake GitHub (tests/hostile/mutate_publish.py
+says what it checks). Each finding's input is kept in ``mutations/`` and printed with its
+command. ``make mutate`` runs every mode; ``make test`` only a few seeded runs of each
+(tests/hostile/test_mutate.py): the tests hold what it found (an XML declaration naming an
+unknown encoding, whole floats in counts, an error that depended on the piece size, a
+second sticky comment where the list of comments could not be read whole).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import traceback
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from click.testing import CliRunner
@@ -44,10 +49,21 @@ from tests.conftest import EXAMPLES, ROOT
 FIXTURES = ROOT / "tests" / "ingest" / "fixtures"
 KINDS = {".json": "json", ".jsonl": "jsonl", ".csv": "csv", ".xml": "xml", ".eval": "eval"}
 
+#: a secret as the action gets it; no output, summary, comment or file may show it, even
+#: where the data holds it (it is among the hostile values: the redactor must hide it)
+TOKEN = "ghs_" + "S3cretT0kenValue" * 2
+#: a word the data writes where it would forge a workflow command or a mention
+INJECTED = "INJECTED"
+#: text that would be markup, a link, a mention, a workflow command or our marker if shown raw
+FORGERIES = [
+    f"x\n::notice title={INJECTED}::y", f"x\r\n::set-output name={INJECTED}::y",
+    f"cc @{INJECTED.lower()}", f"<!-- eval-gate:sticky id=default digest={'0' * 16} -->",
+    f"[{INJECTED}](https://evil.example)", "a | b\n| --- |", "<img src=x>", "GH-45 #12",
+]  # fmt: skip
 HOSTILE: list[Any] = [
     None, True, False, 0, -1, 0.5, -0.0, 1e308, 10**30, 10**400, 2**63, 3.0,
     "", " ", "\ud800", "x\u202ey", "@octocat", "::error::x", "a\nb", "\u0085", "NaN", "C",
-    [], [1], {}, {"a": 1}, [[[]]], "x" * 5000,
+    [], [1], {}, {"a": 1}, [[[]]], "x" * 5000, *FORGERIES, TOKEN, f"x{TOKEN}y",
 ]  # fmt: skip
 CELLS = ['""', '"a""b"', "-1", "1e400", "nan", "yes", "", "\u0085", "x" * 3000, "9" * 25,
          '"open', "1.5", "TRUE"]  # fmt: skip
@@ -301,8 +317,6 @@ def outputs(result: Any, work: Path) -> tuple[Any, ...]:
     return (result.exit_code, result.output, *written)
 
 
-#: a secret as the action gets it; no output, summary, comment or file may show it
-TOKEN = "ghs_" + "S3cretT0kenValue" * 2
 #: action inputs: the first value of each is valid, the rest valid or hostile
 ACTION_INPUTS: dict[str, list[str]] = {
     "config": ["", "c.yml", "missing.yml", "/proc/self/environ", "../x.yml"],
@@ -339,6 +353,18 @@ EVENT: dict[str, Any] = {
 }
 
 
+def action_inputs(rng: random.Random, work: Path, original: Path) -> dict[str, str]:
+    """Up to six of the action's inputs, each valid or hostile; a mutated configuration
+    written to ``work/c.yml`` for the ``config`` input to name."""
+    (work / "c.yml").write_bytes(json.dumps(mutate_value(copy.deepcopy(CONFIG), rng)).encode(
+        "utf-8", "surrogatepass"))  # fmt: skip
+    chosen = {}
+    for name in rng.sample(sorted(ACTION_INPUTS), rng.randint(0, 6)):
+        value = ACTION_INPUTS[name][0] if rng.random() < 0.5 else rng.choice(ACTION_INPUTS[name])
+        chosen[name] = f"original{original.suffix}" if value == "original" else value
+    return chosen
+
+
 def action_run(
     runner: CliRunner, rng: random.Random, target: Path, work: Path, original: Path
 ) -> tuple[Any, str | None]:
@@ -349,13 +375,9 @@ def action_run(
 
     event = mutate_value(copy.deepcopy(EVENT), rng) if rng.random() < 0.7 else EVENT
     (work / "event.json").write_bytes(json.dumps(event).encode("utf-8", "surrogatepass"))
-    (work / "c.yml").write_bytes(json.dumps(mutate_value(copy.deepcopy(CONFIG), rng)).encode(
-        "utf-8", "surrogatepass"))  # fmt: skip
     shutil.copy(original, work / f"original{original.suffix}")
     args = ["--dry-run", "--input", f"results={target.name}"]
-    for name in rng.sample(sorted(ACTION_INPUTS), rng.randint(0, 6)):
-        value = ACTION_INPUTS[name][0] if rng.random() < 0.5 else rng.choice(ACTION_INPUTS[name])
-        value = f"original{original.suffix}" if value == "original" else value
+    for name, value in action_inputs(rng, work, original).items():
         args += ["--input", f"{name}={value}"]
     env = {
         "GITHUB_WORKSPACE": str(work),
@@ -368,23 +390,30 @@ def action_run(
         "GITHUB_API_URL": "http://127.0.0.1:9",  # a dry run calls nothing
     }
     here = os.getcwd()
+    before = files_of(work)
     os.chdir(work)
     try:
         result = runner.invoke(action_command, args, env=env, catch_exceptions=True)
     finally:
         os.chdir(here)
     secret = TOKEN[4:20]
-    written = [f for f in work.iterdir() if f.suffix in (".json", ".md", ".html") and f.is_file()]
     shown = ["the output"] if secret in result.output else []
-    shown += [
-        f.name
-        for f in written
-        if f.name != "event.json" and secret in f.read_text("utf-8", "replace")
-    ]
+    shown += [f.name for f in written(work, before) if secret in f.read_text("utf-8", "replace")]
     return result, f"the token shows in {', '.join(shown)}" if shown else None
 
 
-def main() -> int:
+def files_of(folder: Path) -> dict[Path, tuple[int, int]]:
+    """Each file in ``folder`` and its modification time and size (for :func:`written`)."""
+    return {f: (f.stat().st_mtime_ns, f.stat().st_size) for f in folder.iterdir() if f.is_file()}
+
+
+def written(folder: Path, before: dict[Path, tuple[int, int]]) -> list[Path]:
+    """The files of ``folder`` made or changed since ``before`` (:func:`files_of`): what a run
+    wrote, not the inputs (which may hold the token: it is among the hostile values)."""
+    return [f for f, stamp in files_of(folder).items() if before.get(f) != stamp]
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--runs", type=int, default=2000)
@@ -400,7 +429,20 @@ def main() -> int:
         help="run the action's dry run instead (random inputs, a mutated event payload, a "
         "token in INPUT_GITHUB_TOKEN): the token in any output or file is a finding",
     )
-    given = parser.parse_args()
+    parser.add_argument(
+        "--publish",
+        action="store_true",
+        help="run the action for real against a fake GitHub on loopback (tests/hostile/"
+        "mutate_publish.py: API faults, earlier comments, hostile names): the token anywhere "
+        "but the Authorization header, an exit code not the verdict's, markup from the data "
+        "in the summary or a comment, or a second sticky comment is a finding",
+    )
+    given = parser.parse_args(argv)
+    fake = None
+    if given.publish:
+        from tests.hostile import mutate_publish
+
+        fake = mutate_publish.start_fake()
     rng = random.Random(given.seed)
     runner = CliRunner()
     work = Path(tempfile.mkdtemp(prefix="eval-gate-mutate-"))
@@ -413,7 +455,7 @@ def main() -> int:
         original, fixed = rng.choice(all_sources)
         target = work / f"m{run % 5}{original.suffix}"
         # The action's own inputs are mutated too: half its runs read a valid file.
-        keep = given.action and rng.random() < 0.5
+        keep = (given.action or given.publish) and rng.random() < 0.5
         target.write_bytes(original.read_bytes() if keep else mutant(original, rng))
         args = command(rng, target, work, original, all_sources) + list(fixed)
         for name in ("r.json", "s.md"):
@@ -423,12 +465,19 @@ def main() -> int:
         if given.action:
             result, leak = action_run(runner, rng, target, work, original)
             args = ["action", "--dry-run", f"(results={target.name})"]
+        elif fake is not None:
+            inputs = action_inputs(rng, work, original)
+            code, log, leak = mutate_publish.publish_run(
+                fake, rng, target, work, original, inputs, inputs.get("github_token", TOKEN)
+            )
+            result = SimpleNamespace(exit_code=code, output=log, exception=None)
+            args = ["action", *(f"{name}={value!r}" for name, value in inputs.items())]
         else:
             result = runner.invoke(cli, args, catch_exceptions=True)
         took = time.monotonic() - began
         differs = None
         if (
-            not given.action
+            not (given.action or given.publish)
             and given.differential
             and isinstance(result.exception, SystemExit | None)
             and not corrupt_archive(target)
@@ -467,6 +516,8 @@ def main() -> int:
     seconds = time.monotonic() - started
     print(f"seed {given.seed}: {given.runs} runs in {seconds:.0f} s, exit codes "
           f"{dict(sorted(codes.items()))}, {findings} findings")  # fmt: skip
+    if fake is not None:
+        fake.stop()
     return 1 if findings else 0
 
 
