@@ -8,7 +8,8 @@ the PR comment, report files) passes through :func:`redact` at the point where i
 line by line when it holds several lines, URL-encoded, JSON- and repr-escaped (how an error
 message quotes a header value), escaped as Markdown and workflow commands escape it, and in
 base64 both alone and as ``x-access-token:TOKEN`` (HTTP basic authentication, git's
-credential form).
+credential form). Where a text shown was cut to fit (a name in a table cell or a chart
+label), what is left of a token in it is masked too (:data:`PART_LENGTH`).
 
 The redactor in force is the one of the environment the code runs for: the action's
 entrypoint and ``eval-gate action`` install theirs with :func:`redacting`; elsewhere it is
@@ -45,12 +46,15 @@ def _b64(text: str) -> list[str]:
     return [encoded, encoded.rstrip("=")]
 
 
+def _values(secret: str) -> set[str]:
+    """``secret`` as it is, stripped, and each of its lines stripped."""
+    return {secret, secret.strip(), *(line.strip() for line in secret.splitlines())}
+
+
 def forms(secret: str) -> set[str]:
     """Every way ``secret`` may be written out, each at least :data:`MIN_SECRET_LENGTH` long."""
-    values = {secret, secret.strip()}
-    values.update(line.strip() for line in secret.splitlines())
     found: set[str] = set()
-    for value in values:
+    for value in _values(secret):
         if len(value) < MIN_SECRET_LENGTH:
             continue
         found.update(
@@ -73,15 +77,35 @@ def forms(secret: str) -> set[str]:
     return {form for form in found if len(form) >= MIN_SECRET_LENGTH}
 
 
+#: the fewest characters of a secret's beginning or end that are masked where a text holds
+#: them without the rest (and any twice as many less one from its middle): a cut name
+#: (``md_text``'s 200 characters, a chart label's 32) keeps part of a token it held, which no
+#: whole form matches; what is shorter leaves a 40-character token unguessable.
+PART_LENGTH = 8
+
+
 class Redactor:
-    """Replaces every form of the secrets it knows with ``***``."""
+    """Replaces every form of the secrets it knows with ``***``, and what is left of one
+    where a text was cut (:data:`PART_LENGTH`)."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
+        secrets = list(secrets)
         every: set[str] = set()
         for secret in secrets:
             every |= forms(secret)
         # Longest first, so a form that contains another is replaced whole.
         self._forms = sorted(every, key=len, reverse=True)
+        # A text is cut where it is shown (a name in a table, a chart label), raw or, in
+        # Markdown, escaped: only those forms are looked for in part (each window of a form
+        # is a search of the whole text, and a report may be 40 MB).
+        shown = {form for secret in secrets for value in _values(secret)
+                 for form in (value, md_text(value, len(value) * 8))}  # fmt: skip
+        windows: dict[str, tuple[str, int]] = {}
+        for form in sorted(form for form in shown if len(form) > PART_LENGTH):
+            last = len(form) - PART_LENGTH
+            for at in sorted({*range(0, last + 1, PART_LENGTH), last}):
+                windows.setdefault(form[at : at + PART_LENGTH], (form, at))
+        self._windows = [(window, form, at) for window, (form, at) in windows.items()]
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Redactor:
@@ -94,7 +118,34 @@ class Redactor:
         for form in self._forms:
             if form in text:
                 text = text.replace(form, MASK)
-        return text
+        spans = [span for window in self._windows for span in _parts(text, *window)]
+        if not spans:
+            return text
+        kept, end = [], 0
+        for start, stop in sorted(spans):
+            if start > end:
+                kept += [text[end:start], MASK]
+            elif not kept:
+                kept.append(MASK)
+            end = max(end, stop)
+        return "".join(kept) + text[end:]
+
+
+def _parts(text: str, window: str, form: str, at: int) -> Iterator[tuple[int, int]]:
+    """Where ``text`` holds ``window``, the part of ``form`` at ``at``, each as far as it
+    goes on either side as ``form`` (start, stop). The windows of a form (every
+    :data:`PART_LENGTH` characters, and its last ones) find its beginning or end of that many
+    characters, and any ``2 * PART_LENGTH - 1`` in a row."""
+    found = text.find(window)
+    while found != -1:
+        start, left = found, at
+        while start > 0 and left > 0 and text[start - 1] == form[left - 1]:
+            start, left = start - 1, left - 1
+        stop, right = found + PART_LENGTH, at + PART_LENGTH
+        while stop < len(text) and right < len(form) and text[stop] == form[right]:
+            stop, right = stop + 1, right + 1
+        yield start, stop
+        found = text.find(window, stop)
 
 
 _ACTIVE: ContextVar[Redactor | None] = ContextVar("eval_gate_redactor", default=None)

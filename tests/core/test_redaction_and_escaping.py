@@ -51,6 +51,26 @@ def test_a_token_with_a_line_break_is_masked_whole_by_line_and_as_quoted() -> No
     assert redactor("::error::ghs_firstHalf0123%0D%0AsecondHalf4567") == f"::error::{MASK}"
 
 
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        # A name cut to fit (md_text's 200 characters, a chart label's 32) keeps the
+        # token's beginning; a chart's shared beginning cut off keeps its end.
+        (f"name x{TOKEN[:9]}…", f"name x{MASK}…"),
+        (f"…{TOKEN[-12:]} end", f"…{MASK} end"),
+        (f"…{TOKEN[8:23]}…", f"…{MASK}…"),  # 15 in a row from its middle
+        (md_text(f"a{TOKEN}", 12), f"a{MASK}…"),  # cut, then escaped (ghs\_redac…)
+        (f"{TOKEN[:8]}{TOKEN[:8]}+{TOKEN[-8:]}", f"{MASK}+{MASK}"),
+        # A shorter beginning leaves the token unguessable, and is left as it is.
+        (f"x{TOKEN[:7]}…", f"x{TOKEN[:7]}…"),
+    ],
+)
+def test_what_is_left_of_a_cut_token_is_masked(text: str, masked: str) -> None:
+    """Found by tests/hostile/mutate.py --publish: a stimulus named with the token, cut in
+    a chart label, showed 27 of its 34 characters in the job summary and the comment."""
+    assert Redactor([TOKEN])(text) == masked
+
+
 def test_the_redactor_in_force_comes_from_the_environment_given() -> None:
     with redacting({"INPUT_GITHUB_TOKEN": TOKEN, "GITHUB_TOKEN": "ghp_other0123456789"}):
         assert redact(f"a {TOKEN} b ghp_other0123456789") == f"a {MASK} b {MASK}"

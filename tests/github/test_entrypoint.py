@@ -513,6 +513,39 @@ def test_the_no_comment_warning_is_ranked_before_the_annotation_cap(
     ]
 
 
+def test_a_token_in_a_name_shows_nowhere_even_cut(
+    harness: Harness, fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch, sleeps: Sleeps
+) -> None:
+    """Found by tests/hostile/mutate.py --publish: a name holding the token is cut where it
+    is shown (a chart label's 32 characters, a table cell's 200), and the part left showed
+    in the job summary and the comment, where no whole form of the token matched."""
+    names = [f"x{TOKEN}y", "b" * 190 + TOKEN]
+    records = [
+        {"suite": "s", "stimulus": name, "trial": t, "passed": t == 0, "message": name}
+        for name in names
+        for t in range(3)
+    ]
+    run = harness.in_process(
+        "passing",
+        monkeypatch,
+        sleeps,
+        event_name="pull_request",
+        event=pull_request_event(7),
+        files={
+            "named.jsonl": "".join(json.dumps(r) + "\n" for r in records),
+            "gate.yml": READER_ONLY,
+        },
+        inputs={"results": "named.jsonl", "config": "gate.yml"},
+    )
+    assert run.exit_code == 0
+    report = (run.workspace / "eval-gate-report.json").read_text(encoding="utf-8")
+    comment = fake_github.comments[7][0]["body"]
+    assert "xychart-beta" in run.summary and "…" in run.summary  # labels and cells were cut
+    for text in (run.stdout, run.stderr, run.summary, comment, report):
+        assert TOKEN[:8] not in text and TOKEN[-8:] not in text
+        assert TOKEN[:8].replace("_", "\\_") not in text  # as Markdown escapes it
+
+
 # -- an input's bad value is blamed on the input ----------------------------------------------
 
 
