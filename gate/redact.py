@@ -78,10 +78,15 @@ def forms(secret: str) -> set[str]:
 
 
 #: the fewest characters of a secret's beginning or end that are masked where a text holds
-#: them without the rest (and any twice as many less one from its middle): a cut name
-#: (``md_text``'s 200 characters, a chart label's 32) keeps part of a token it held, which no
-#: whole form matches; what is shorter leaves a 40-character token unguessable.
+#: them without the rest (and, up to :data:`MIDDLE_SEARCHED_UP_TO`, any twice as many less
+#: one from its middle): a cut name (``md_text``'s 200 characters, a chart label's 32)
+#: keeps part of a token it held, which no whole form matches; what is shorter leaves a
+#: 40-character token unguessable.
 PART_LENGTH = 8
+#: secrets up to this long are looked for in part from their middle too (a GitHub token is
+#: 40 characters); longer ones (the runner's JWTs, 1,000 and more) only by their beginning
+#: and end: each window is a search of the whole text
+MIDDLE_SEARCHED_UP_TO = 64
 
 
 class Redactor:
@@ -103,7 +108,8 @@ class Redactor:
         windows: dict[str, tuple[str, int]] = {}
         for form in sorted(form for form in shown if len(form) > PART_LENGTH):
             last = len(form) - PART_LENGTH
-            for at in sorted({*range(0, last + 1, PART_LENGTH), last}):
+            step = PART_LENGTH if len(form) <= MIDDLE_SEARCHED_UP_TO else len(form)
+            for at in sorted({*range(0, last + 1, step), last}):
                 windows.setdefault(form[at : at + PART_LENGTH], (form, at))
         self._windows = [(window, form, at) for window, (form, at) in windows.items()]
 
