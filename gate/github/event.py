@@ -120,7 +120,8 @@ def pull_request_from_event(context: RunContext) -> PullRequest | None:
     if context.event_name == "workflow_run":
         # These entries may also name PRs of other repositories with the same head commit:
         # keep the one whose base is this repository.
-        for candidate in _get(context.event, "workflow_run", "pull_requests") or []:
+        candidates = _get(context.event, "workflow_run", "pull_requests")
+        for candidate in candidates if isinstance(candidates, list) else []:
             number = _number(_get(candidate, "number"))
             base_url = str(_get(candidate, "base", "repo", "url") or "")
             if number and base_url.endswith("/repos/" + context.repository):

@@ -155,6 +155,20 @@ def test_workflow_run_uses_its_pull_requests(
     assert fake_github.requests == []
 
 
+@pytest.mark.parametrize("pull_requests", [True, 3.5, "12", {"number": 12}])
+def test_workflow_run_pull_requests_of_another_json_type_name_none(
+    tmp_path: Path, fake_github: FakeGitHub, api: GitHubApi, pull_requests: object
+) -> None:
+    """Found by tests/hostile/mutate.py --publish: a bool or a number there was iterated (an
+    unexpected TypeError, which cost the comment). It names no pull request; the fork's
+    lookup by head branch, which finds none here, decides."""
+    event = workflow_run_event(pull_numbers=(12,))
+    event["workflow_run"]["pull_requests"] = pull_requests
+    context = _context(tmp_path, "workflow_run", event, fake_github.url)
+    assert find_pull_request(context, api) is None
+    assert [r.route for r in fake_github.requests] == [f"/repos/{REPOSITORY}/pulls"]
+
+
 def test_workflow_run_of_a_fork_finds_the_pr_by_head_branch(
     tmp_path: Path, fake_github: FakeGitHub, api: GitHubApi
 ) -> None:
