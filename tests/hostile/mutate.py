@@ -335,8 +335,8 @@ ACTION_INPUTS: dict[str, list[str]] = {
     "baseline": ["", "original", "missing.jsonl"],
     "report": ["", "out.json", "m0.json", "/dev/null", "../escape.json"],
     "summary": ["", "false", "x"],
-    "comment": ["", "always", "never", "bogus"],
-    "comment_id": ["", "x y", "<!--", "a" * 300],
+    "comment": ["", "always", "on-failure", "on-change", "recreate", "off", "never"],
+    "comment_id": ["", "gate-2", "x y", "<!--", "a" * 300],
     "fail_on": ["", "errors", "never", "bogus"],
     "github_token": ["", TOKEN + "\r\nX: y", "a b"],
     "suite": ["", "`code`", "@octocat", "x" * 500],
@@ -457,6 +457,9 @@ def main(argv: list[str] | None = None) -> int:
         # The action's own inputs are mutated too: half its runs read a valid file.
         keep = (given.action or given.publish) and rng.random() < 0.5
         target.write_bytes(original.read_bytes() if keep else mutant(original, rng))
+        if given.publish and rng.random() < 0.1:
+            target = work / "many.jsonl"
+            mutate_publish.write_many(target, rng)
         args = command(rng, target, work, original, all_sources) + list(fixed)
         for name in ("r.json", "s.md"):
             (work / name).unlink(missing_ok=True)

@@ -2,15 +2,18 @@
 
 A dry run stops before the API; this one goes all the way: ``gate.github.entrypoint.main``
 with the variables a container step gets (file commands, event payload, workspace), every
-action input random (valid or hostile), a mutated results file, and a fake GitHub on
-loopback (tests/github/fake_github.py) whose pull request may already carry comments (an
-earlier sticky comment, one with a forged marker, a hundred others) and whose answers may be
-faults (5xx, 403, 404, rate limits, bodies of the wrong JSON type or not JSON at all).
+action input random (valid or hostile), a mutated results file (or one of thousands of
+stimuli named with hostile text, whose summary is folded and comment trimmed; the token is
+among the hostile values), and a fake GitHub on loopback (tests/github/fake_github.py)
+whose pull request may already carry comments (an earlier sticky comment, one with a forged
+marker, a hundred others) and whose answers may be faults (5xx, 403, 404, rate limits,
+bodies of the wrong JSON type or not JSON at all).
 
 What a run must hold, each broken one a finding:
 
-- the token appears nowhere but in the Authorization header: not in stdout, stderr, the job
-  summary, the step outputs, a file written to the workspace, or any request's path or body;
+- the token, whole or any beginning, end or middle the redactor masks, appears nowhere but
+  in the Authorization header: not in stdout, stderr, the job summary, the step outputs, a
+  file written to the workspace, or any request's path or body;
 - the exit code is the verdict's (``evaluate`` alone, no API): a comment that fails never
   changes it; no "unexpected" error is swallowed by the comment step;
 - the job summary and every comment body written read as text when GitHub renders them (no
@@ -45,7 +48,7 @@ from tests.github.contract import (
 )
 from tests.github.fake_github import INTEGRATION_DENIED, FakeGitHub, Fault
 from tests.github.test_markdown_safety import AUTOLINK, BIDI, MENTION, OUR_HTML, renderer, walk
-from tests.hostile.mutate import INJECTED, files_of, mutate_value, written
+from tests.hostile.mutate import FORGERIES, HOSTILE, INJECTED, files_of, mutate_value, written
 
 #: the bot the action comments as, and the run its comment links
 BOT = "github-actions[bot]"
@@ -85,6 +88,23 @@ FAULTS: list[tuple[str, str, int, dict[str, str], Any]] = [
     ("POST", r".*", 422, {}, {"message": "Body is too long (maximum is 65536 characters)"}),
     ("GET", r".*", 401, {}, {"message": "Bad credentials"}),
 ]
+
+
+def write_many(path: Path, rng: random.Random) -> None:
+    """A native JSONL file of hundreds to thousands of stimuli named and failing with hostile
+    text: a summary past the comment's 65,536 characters, so its tables are folded and the
+    comment trimmed, through escaped names."""
+    texts = [t for t in HOSTILE + FORGERIES if isinstance(t, str) and t]
+    lines = []
+    for s in range(rng.randint(300, 2500)):
+        name = f"{rng.choice(texts)[:80]} {s}"
+        for t in range(rng.randint(2, 4)):
+            record: dict[str, Any] = {"suite": rng.choice(texts)[:40], "stimulus": name,
+                                      "trial": t, "passed": rng.random() < 0.6}  # fmt: skip
+            if not record["passed"]:
+                record["message"] = rng.choice(texts)
+            lines.append(json.dumps(record).encode("utf-8", "surrogatepass"))
+    path.write_bytes(b"\n".join(lines) + b"\n")
 
 
 def start_fake() -> FakeGitHub:
@@ -208,7 +228,9 @@ def _broken(
     earlier: int | None,
 ) -> list[str]:
     problems: list[str] = []
-    secret = token[4:20] if len(token) >= 20 else None
+    # Its beginning and end, and 16 characters from its middle: the redactor masks what is
+    # left of a token in a name cut to fit as well as the whole token (gate.redact).
+    parts = [token[:8], token[4:20], token[-8:]] if len(token) >= 20 else []
     summary = (commands / "step_summary").read_text("utf-8", "replace")
     texts = {
         "the log": log,
@@ -218,9 +240,11 @@ def _broken(
     texts.update(outputs)
     for request in fake.requests:
         texts[f"{request.method} {request.route}"] = request.path + json.dumps(request.body)
-    if secret:
+    if parts:
         problems += [
-            f"the token shows in {where}" for where, text in texts.items() if secret in text
+            f"the token shows in {where}"
+            for where, text in texts.items()
+            if any(part in text for part in parts)
         ]
     if code != expected:
         problems.append(f"exit code {code}, the verdict's {expected}")
