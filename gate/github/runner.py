@@ -10,7 +10,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 
@@ -38,9 +40,28 @@ def output_block(name: str, value: str, make_delimiter: Callable[[], str] | None
 
 
 def _append(path: str, text: str) -> None:
-    """Append to a file command's file; raises OSError (a folder, no permission)."""
-    with open(path, "a", encoding="utf-8", errors="backslashreplace", newline="\n") as handle:
+    """Append to a file command's file; raises OSError (a folder, no permission, not a
+    regular file: opening a FIFO to write waits for a reader, which would hold the step
+    until the job's timeout; a device takes anything and shows nothing)."""
+    try:
+        # Without blocking: a FIFO with no reader is refused (ENXIO) instead of waited on.
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+    except OSError as error:
+        if error.errno == errno.ENXIO:
+            raise OSError(errno.ENXIO, _NOT_REGULAR) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(errno.EINVAL, _NOT_REGULAR)
+        os.set_blocking(descriptor, True)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    with open(descriptor, "a", encoding="utf-8", errors="backslashreplace", newline="\n") as handle:
         handle.write(text)
+
+
+_NOT_REGULAR = "not a regular file"
 
 
 def write_outputs(path: str, outputs: Mapping[str, str]) -> None:

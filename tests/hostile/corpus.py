@@ -855,6 +855,21 @@ def _summary_folder(folder: Path) -> Invocation:
     return _action_passing(folder, summary=folder / "summary-dir")
 
 
+def _summary_fifo(folder: Path) -> Invocation:
+    # Opening a FIFO to write waits for a reader: the step hung until the job's timeout.
+    os.mkfifo(folder / "summary-fifo")
+    return _action_passing(folder, summary=folder / "summary-fifo")
+
+
+def _output_fifo(folder: Path) -> Invocation:
+    os.mkfifo(folder / "output-fifo")
+    return _action_passing(folder, output=folder / "output-fifo")
+
+
+def _output_device(folder: Path) -> Invocation:
+    return _action_passing(folder, output=Path("/dev/full"))
+
+
 def _report_over_results(folder: Path) -> Invocation:
     invocation = _action_passing(folder, inputs={"report": "results.jsonl"})
     invocation.sinks = invocation.sinks[:2]
@@ -1207,6 +1222,9 @@ def probes() -> list[Probe]:
         Probe("action-event-100k-deep", _event_deep, 0, "nested too deep"),
         Probe("action-output-is-a-folder", _output_folder, 0, "cannot write GITHUB_OUTPUT"),
         Probe("action-summary-is-a-folder", _summary_folder, 0, "cannot write GITHUB_STEP_SUMMARY"),
+        Probe("action-summary-is-a-fifo", _summary_fifo, 0, "GITHUB_STEP_SUMMARY: not a regular"),
+        Probe("action-output-is-a-fifo", _output_fifo, 0, "GITHUB_OUTPUT: not a regular file"),
+        Probe("action-output-is-a-device", _output_device, 0, "GITHUB_OUTPUT: not a regular"),
         Probe("action-report-over-results", _report_over_results, 2, "refusing to overwrite"),
         Probe("action-token-with-line-break", _token_with_line_break, 0, "line break"),
         Probe(
