@@ -145,6 +145,24 @@ def reset(fake: FakeGitHub, rng: random.Random, token: str) -> int | None:
     return earlier
 
 
+def hostile_environment(rng: random.Random, work: Path) -> dict[str, str]:
+    """Now and then a runner variable that points at what cannot be used: a file command or
+    event path that is a directory, a FIFO, a device, missing or outside the workspace; a
+    variable left out (``docker run`` by hand: the summary goes to stdout)."""
+    if rng.random() > 0.2:
+        return {}
+    odd = work / "odd"
+    shutil.rmtree(odd, ignore_errors=True)
+    odd.mkdir()
+    fifo = odd / "fifo"
+    os.mkfifo(fifo)
+    (odd / "link").symlink_to("/etc/hostname")
+    place = rng.choice([str(odd), str(fifo), "/dev/zero", "/dev/full", str(odd / "missing" / "x"),
+                        str(odd / "link"), "", "relative/path"])  # fmt: skip
+    name = rng.choice(["GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_EVENT_PATH"])
+    return {name: place}
+
+
 def event_for(rng: random.Random) -> tuple[str, dict[str, Any], str]:
     """An event name, its payload (sometimes mutated) and the commit it is for."""
     name = rng.choice(
@@ -200,6 +218,7 @@ def publish_run(
         api_url=fake.url,
         sha=sha,
     )
+    env.update(hostile_environment(rng, work))
     given = {"results": target.name, **inputs}
     env.update(input_env(given, token=token))
     out, err = io.StringIO(), io.StringIO()
