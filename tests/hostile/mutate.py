@@ -32,6 +32,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import tempfile
 import time
 import traceback
@@ -413,6 +414,14 @@ def written(folder: Path, before: dict[Path, tuple[int, int]]) -> list[Path]:
     return [f for f, stamp in files_of(folder).items() if before.get(f) != stamp]
 
 
+#: a run still going after this long is stopped and reported as hung
+HANG_SECONDS = 60
+
+
+def _hung(_signal: int, _frame: Any) -> None:
+    raise TimeoutError(f"hung: still running after {HANG_SECONDS} s")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=1)
@@ -438,6 +447,7 @@ def main(argv: list[str] | None = None) -> int:
         "in the summary or a comment, or a second sticky comment is a finding",
     )
     given = parser.parse_args(argv)
+    signal.signal(signal.SIGALRM, _hung)
     fake = None
     if given.publish:
         from tests.hostile import mutate_publish
@@ -465,18 +475,25 @@ def main(argv: list[str] | None = None) -> int:
             (work / name).unlink(missing_ok=True)
         began = time.monotonic()
         leak = None
+        # A run that hangs (a FIFO opened to write waited for a reader) would stop the whole
+        # fuzzing with no finding: the alarm raises in it instead, and it is reported.
+        signal.alarm(HANG_SECONDS)
         if given.action:
             result, leak = action_run(runner, rng, target, work, original)
             args = ["action", "--dry-run", f"(results={target.name})"]
         elif fake is not None:
             inputs = action_inputs(rng, work, original)
-            code, log, leak = mutate_publish.publish_run(
-                fake, rng, target, work, original, inputs, inputs.get("github_token", TOKEN)
-            )
-            result = SimpleNamespace(exit_code=code, output=log, exception=None)
             args = ["action", *(f"{name}={value!r}" for name, value in inputs.items())]
+            try:
+                code, log, leak = mutate_publish.publish_run(
+                    fake, rng, target, work, original, inputs, inputs.get("github_token", TOKEN)
+                )
+                result = SimpleNamespace(exit_code=code, output=log, exception=None)
+            except TimeoutError as error:  # the alarm, outside the action's own handler
+                result = SimpleNamespace(exit_code=2, output="", exception=error)
         else:
             result = runner.invoke(cli, args, catch_exceptions=True)
+        signal.alarm(0)
         took = time.monotonic() - began
         differs = None
         if (

@@ -13,7 +13,7 @@ What a run must hold, each broken one a finding:
 
 - the token, whole or any beginning, end or middle the redactor masks, appears nowhere but
   in the Authorization header: not in stdout, stderr, the job summary, the step outputs, a
-  file written to the workspace, or any request's path or body;
+  file written to the workspace, or any request's body;
 - the exit code is the verdict's (``evaluate`` alone, no API): a comment that fails never
   changes it; no "unexpected" error is swallowed by the comment step;
 - the job summary and every comment body written read as text when GitHub renders them (no
@@ -257,8 +257,10 @@ def _broken(
         "the step outputs": (commands / "set_output").read_text("utf-8", "replace"),
     }
     texts.update(outputs)
+    # What is sent to GitHub's API goes where the token goes; only what it publishes (a
+    # comment's body) is an output. (A branch named with the token is looked up by it.)
     for request in fake.requests:
-        texts[f"{request.method} {request.route}"] = request.path + json.dumps(request.body)
+        texts[f"{request.method} {request.route}"] = json.dumps(request.body)
     if parts:
         problems += [
             f"the token shows in {where}"
