@@ -371,7 +371,10 @@ class GitHubApi:
                 return
             response = self.request("GET", url)
             if not isinstance(response.data, list):
-                raise ApiError("GET", path, response.status, "expected a JSON list")
+                raise ApiError(
+                    "GET", path, response.status,
+                    "expected a JSON list, " + limits.API_RESPONSE_BYTES.advice(),
+                )  # fmt: skip
             yield from response.data
             url = next_link(response.header("Link"))
             if url is not None and not self._same_origin(url):
@@ -414,5 +417,5 @@ def _json(raw: bytes) -> Any:
         return None
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the stack goes
         return None

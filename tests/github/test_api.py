@@ -289,3 +289,23 @@ def test_a_token_with_a_line_break_is_refused_without_being_quoted() -> None:
     with pytest.raises(ValueError) as raised:
         GitHubApi("https://api.github.com", Secret("ghs_abc0123456789\r\nInjected: yes"))
     assert "ghs_abc" not in str(raised.value) and "line break" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 100_000 + b"]" * 100_000,  # deeper than the stack: a RecursionError escaped
+        b"[" + b" " * (16 * 1024 * 1024) + b"]",  # over the response limit
+        b"<html>not JSON</html>",
+    ],
+    ids=["nested-100k-deep", "over-16-MiB", "html"],
+)
+def test_a_list_answer_that_is_no_json_list_is_an_api_error(
+    fake_github: FakeGitHub, body: bytes
+) -> None:
+    """Found by tests/hostile/mutate.py --publish (a fault of 100,000 nested arrays): the
+    RecursionError escaped the client, and the comment step logged it as a bug."""
+    client = GitHubApi(fake_github.url, Secret(TOKEN))
+    fake_github.fail("GET", COMMENTS, 200, body=body)
+    with pytest.raises(ApiError, match="200: expected a JSON list, at most 16 MiB"):
+        list(client.paginate(COMMENTS))
