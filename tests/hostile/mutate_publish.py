@@ -87,6 +87,9 @@ FAULTS: list[tuple[str, str, int, dict[str, str], Any]] = [
     ("GET", r".*/comments", 200, {"link": '<http://127.0.0.1:9/x?page=2>; rel="next"'}, []),
     ("POST", r".*", 422, {}, {"message": "Body is too long (maximum is 65536 characters)"}),
     ("GET", r".*", 401, {}, {"message": "Bad credentials"}),
+    ("GET", r".*/comments", 200, {}, b"[" * 100_000 + b"]" * 100_000),
+    ("GET", r".*", 200, {}, b"[" + b" " * (17 << 20) + b"]"),
+    ("POST", r".*", 201, {}, {"id": 10**30, "html_url": "\ud800"}),
 ]
 
 
