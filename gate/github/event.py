@@ -104,6 +104,18 @@ def _number(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+def _name(value: Any) -> str | None:
+    """A login or branch name from the payload: text that can go into a URL, else None (a
+    lone surrogate, which JSON can spell, cannot be encoded)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
+
+
 def _pull_request_of(payload: Any) -> PullRequest | None:
     number = _number(_get(payload, "number"))
     if number is None:
@@ -145,9 +157,9 @@ def find_pull_request(context: RunContext, api: GitHubApi) -> PullRequest | None
         run = _get(context.event, "workflow_run") or {}
         head_sha = str(_get(run, "head_sha") or "")
         if _get(run, "event") in ("pull_request", "pull_request_target"):
-            owner = _get(run, "head_repository", "owner", "login")
-            branch = _get(run, "head_branch")
-            if not (isinstance(owner, str) and isinstance(branch, str) and owner and branch):
+            owner = _name(_get(run, "head_repository", "owner", "login"))
+            branch = _name(_get(run, "head_branch"))
+            if owner is None or branch is None:
                 return None
             pulls = api.paginate(
                 f"/repos/{context.repository}/pulls", {"state": "open", "head": f"{owner}:{branch}"}

@@ -169,6 +169,21 @@ def test_workflow_run_pull_requests_of_another_json_type_name_none(
     assert [r.route for r in fake_github.requests] == [f"/repos/{REPOSITORY}/pulls"]
 
 
+@pytest.mark.parametrize(("owner", "branch"), [("fork-owner", "\ud800"), ("\udfff", "feature")])
+def test_workflow_run_with_a_name_that_is_no_text_names_no_pull_request(
+    tmp_path: Path, fake_github: FakeGitHub, api: GitHubApi, owner: str, branch: str
+) -> None:
+    """Found by tests/hostile/mutate.py --publish: a lone surrogate (JSON can spell one) in
+    the head branch went into the query and raised UnicodeEncodeError (a bug, to the
+    comment step). It names no pull request, and nothing is asked."""
+    event = workflow_run_event()
+    event["workflow_run"]["head_branch"] = branch
+    event["workflow_run"]["head_repository"]["owner"]["login"] = owner
+    context = _context(tmp_path, "workflow_run", event, fake_github.url)
+    assert find_pull_request(context, api) is None
+    assert fake_github.requests == []
+
+
 def test_workflow_run_of_a_fork_finds_the_pr_by_head_branch(
     tmp_path: Path, fake_github: FakeGitHub, api: GitHubApi
 ) -> None:
