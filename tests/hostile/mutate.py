@@ -532,6 +532,9 @@ def main(argv: list[str] | None = None) -> int:
             kept.mkdir(exist_ok=True)
             keep = kept / f"{given.seed}-{run}{original.suffix}"
             keep.write_bytes(target.read_bytes())
+            event = work / "wf" / "event.json"  # --publish: the payload, mutated or not
+            if fake is not None and event.is_file():
+                (kept / f"{given.seed}-{run}.event.json").write_bytes(event.read_bytes())
             print(f"--- {keep} (from {original.name}): eval-gate {' '.join(args)}\n{finding}\n")
     seconds = time.monotonic() - started
     print(f"seed {given.seed}: {given.runs} runs in {seconds:.0f} s, exit codes "
