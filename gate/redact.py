@@ -51,6 +51,21 @@ def _values(secret: str) -> set[str]:
     return {secret, secret.strip(), *(line.strip() for line in secret.splitlines())}
 
 
+def _url_encoded(value: str) -> list[str]:
+    """``value`` URL-encoded (``%20`` and ``+`` for spaces). A variable's bytes that are not
+    UTF-8 reach Python as lone surrogates (U+DC80-U+DCFF), which only ``surrogateescape``
+    turns back into those bytes; other lone surrogates only ``surrogatepass`` encodes."""
+    encoded = []
+    for errors in ("strict", "surrogateescape", "surrogatepass"):
+        try:
+            encoded += [urllib.parse.quote(value, safe="", errors=errors),
+                        urllib.parse.quote_plus(value, errors=errors)]  # fmt: skip
+        except UnicodeEncodeError:
+            continue
+        break
+    return encoded
+
+
 def forms(secret: str) -> set[str]:
     """Every way ``secret`` may be written out, each at least :data:`MIN_SECRET_LENGTH` long."""
     found: set[str] = set()
@@ -60,8 +75,7 @@ def forms(secret: str) -> set[str]:
         found.update(
             {
                 value,
-                urllib.parse.quote(value, safe=""),
-                urllib.parse.quote_plus(value),
+                *_url_encoded(value),
                 json.dumps(value)[1:-1],
                 json.dumps(value, ensure_ascii=False)[1:-1],
                 repr(value)[1:-1],

@@ -203,6 +203,10 @@ class GitHubApi:
         if any(ord(char) < 0x20 or ord(char) == 0x7F for char in token.reveal()):
             # http.client would quote the header, token included, in its error.
             raise ValueError("the token holds a line break or another control character")
+        if not token.reveal().isascii():
+            # GitHub's tokens are ASCII; a header is Latin-1 at most, and http.client would
+            # raise on anything else as the first request is made.
+            raise ValueError("the token holds a character that is not ASCII")
         self.api_url = api_url.rstrip("/")
         self._origin = (parsed.scheme, parsed.netloc)
         self._token = token

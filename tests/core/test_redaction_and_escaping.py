@@ -152,3 +152,14 @@ def test_a_table_row_with_a_next_line_character_survives_trimming() -> None:
 
 def test_workflow_data_replaces_what_cannot_be_written() -> None:
     assert workflow_data("50%\n\ud800") == "50%25%0A\ufffd"
+
+
+def test_a_token_of_bytes_that_are_not_utf8_is_masked_in_every_form() -> None:
+    # The environment's bytes that are not UTF-8 reach Python as lone surrogates; building
+    # the redactor raised UnicodeEncodeError (a traceback, exit 1, before any output).
+    secret = "ghs_notUtf8\udcff0123456789abcd"
+    redactor = Redactor([secret])
+    assert redactor(f"a {secret} b") == f"a {MASK} b"
+    assert redactor("url ghs_notUtf8%FF0123456789abcd") == f"url {MASK}"
+    lone = Redactor(["ghs_lone\ud800surrogate0123"])  # not from bytes: surrogatepass
+    assert lone("ghs_lone%ED%A0%80surrogate0123") == MASK

@@ -886,6 +886,24 @@ def _token_with_line_break(folder: Path) -> Invocation:
     )
 
 
+def _token_not_ascii(token: str) -> Callable[[Path], Invocation]:
+    """A token of bytes that are not UTF-8 (Python's environment holds them as lone
+    surrogates; building the redactor raised UnicodeEncodeError outside the action's own
+    handler: a traceback and exit 1), or of characters a header cannot hold (raised as the
+    first request was made: an unexpected error in the comment step)."""
+
+    def build(folder: Path) -> Invocation:
+        return _action_passing(
+            folder,
+            inputs={"comment": "always"},
+            token=token,
+            env={"GITHUB_EVENT_NAME": "pull_request"},
+            event=b'{"pull_request": {"number": 7}}',
+        )
+
+    return build
+
+
 def _report_unwritable(folder: Path) -> Invocation:
     blocker = folder / "blocker"
     blocker.write_text("a file, not a folder")
@@ -1101,7 +1119,6 @@ def probes() -> list[Probe]:
             0,
             "PASS",
         ),
-
         Probe(
             "pass-at-k-advice-on-2k-stimuli-each-its-own-n",
             _pass_at_k_advice_on_stimuli_each_its_own_n,
@@ -1227,6 +1244,18 @@ def probes() -> list[Probe]:
         Probe("action-output-is-a-device", _output_device, 0, "GITHUB_OUTPUT: not a regular"),
         Probe("action-report-over-results", _report_over_results, 2, "refusing to overwrite"),
         Probe("action-token-with-line-break", _token_with_line_break, 0, "line break"),
+        Probe(
+            "action-token-not-utf8",
+            _token_not_ascii("ghs_notUtf8\udcff0123456789abcd"),
+            0,
+            "comment: the token holds a character that is not ASCII",
+        ),
+        Probe(
+            "action-token-not-latin1",
+            _token_not_ascii("ghs_euro€0123456789abcdefgh"),
+            0,
+            "comment: the token holds a character that is not ASCII",
+        ),
         Probe(
             "cli-json-over-results",
             lambda f: cli(f, str(write_jsonl(f / "r.jsonl")), "--json", str(f / "r.jsonl")),
