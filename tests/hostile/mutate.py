@@ -339,7 +339,7 @@ ACTION_INPUTS: dict[str, list[str]] = {
     "comment": ["", "always", "on-failure", "on-change", "recreate", "off", "never"],
     "comment_id": ["", "gate-2", "x y", "<!--", "a" * 300],
     "fail_on": ["", "errors", "never", "bogus"],
-    "github_token": ["", TOKEN + "\r\nX: y", "a b"],
+    "github_token": ["", TOKEN + "\r\nX: y", "a b", TOKEN + "\udcff", TOKEN + "€"],
     "suite": ["", "`code`", "@octocat", "x" * 500],
 }
 EVENT: dict[str, Any] = {
