@@ -94,7 +94,7 @@ bench-shape: $(VENV)/.test-installed
 # each again through the readers' small blocks: an internal error, escaped exception, run
 # over 10 s or a difference between the two readings is kept in mutations/; then the
 # action's dry run, where the token showing anywhere is a finding too; then the action
-# publishing to a fake GitHub with API faults (about 8 min).
+# publishing to a fake GitHub with API faults (about 12 min on 2 cores).
 mutate: $(VENV)/.test-installed
 	$(BIN)/python -m tests.hostile.mutate --differential --seed $${SEED:-1} --runs $${RUNS:-3000}
 	$(BIN)/python -m tests.hostile.mutate --action --seed $${SEED:-1} --runs $${RUNS:-3000}
