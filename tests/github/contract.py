@@ -140,6 +140,16 @@ def write_event(folder: Path, event: dict[str, Any]) -> None:
     (folder / "event.json").write_text(json.dumps(event), encoding="utf-8")
 
 
+def runner_folders(file_commands: Path, workflow: Path, event: dict[str, Any]) -> None:
+    """What the runner mounts for a container step, made: the file commands folder with
+    each command's file, empty, and the workflow folder with the event payload."""
+    for folder in (file_commands, workflow):
+        folder.mkdir(parents=True)
+    for name in file_command_names():
+        (file_commands / name).touch()
+    write_event(workflow, event)
+
+
 def parse_outputs(text: str) -> dict[str, str]:
     """Read a GITHUB_OUTPUT file as the runner does (``name=value`` and ``name<<DELIM``)."""
     outputs: dict[str, str] = {}

@@ -175,6 +175,14 @@ class FakeGitHub:
         with self._lock:
             return self._new_comment(number, body, login)
 
+    def clear(self) -> None:
+        """Forget every user, pull request, comment, fault and request: a started fake that
+        serves run after run (tests/hostile/mutate_publish.py) starts each from nothing."""
+        with self._lock:
+            self.users, self.app_bots, self.read_only = {}, {}, set()
+            self.pulls, self.commit_pulls, self.comments = [], {}, {}
+            self.faults, self.requests = [], []
+
     def fail(self, method: str, route: str, status: int, times: int = 1, **kw: Any) -> None:
         self.faults.append(Fault(method, route, status, times=times, **kw))
 

@@ -28,14 +28,13 @@ from tests.github.contract import (
     PUSH_SHA,
     REPOSITORY,
     TOKEN,
-    file_command_names,
     input_env,
     parse_outputs,
     pull_request_event,
     push_event,
     runner_env,
+    runner_folders,
     workflow_run_event,
-    write_event,
 )
 from tests.github.fake_github import FakeGitHub
 from tests.ingest.conftest import FIXTURES
@@ -107,12 +106,8 @@ class Harness:
         for name, content in (files or {}).items():
             raw = content.encode("utf-8") if isinstance(content, str) else content
             (workspace / name).write_bytes(raw)
-        commands.mkdir()
-        workflow.mkdir()
-        for name in file_command_names():
-            (commands / name).touch()
+        runner_folders(commands, workflow, event)
         (commands / "step_summary").write_text(summary_so_far, encoding="utf-8")
-        write_event(workflow, event)
         env = runner_env(
             workspace=str(workspace),
             file_commands=str(commands),

@@ -39,11 +39,11 @@ from tests.github.contract import (
     HEAD_SHA,
     PUSH_SHA,
     REPOSITORY,
-    file_command_names,
     input_env,
     pull_request_event,
     push_event,
     runner_env,
+    runner_folders,
     workflow_run_event,
 )
 from tests.github.fake_github import INTEGRATION_DENIED, FakeGitHub, Fault
@@ -120,11 +120,10 @@ def reset(fake: FakeGitHub, rng: random.Random, token: str) -> int | None:
     queued. Returns how many sticky comments of id ``default`` the bot already has on 7, or
     None when a fault may answer the list of comments with another list (a sticky comment
     the fake hides cannot be found: a second one is then no fault of the action's)."""
-    with fake._lock:
-        fake.users = {token: None}
-        fake.read_only = {token} if rng.random() < 0.1 else set()
-        fake.pulls, fake.commit_pulls, fake.comments = [], {}, {}
-        fake.faults, fake.requests = [], []
+    fake.clear()
+    fake.users[token] = None
+    if rng.random() < 0.1:
+        fake.read_only.add(token)
     fake.add_pull(7, head_sha=HEAD_SHA)
     fake.add_pull(8, head_sha=PUSH_SHA, head_ref="other")
     earlier = 0
@@ -206,12 +205,9 @@ def publish_run(
     event_name, event, sha = event_for(rng)
     earlier = reset(fake, rng, token)
     commands, workflow = work / "fc", work / "wf"
-    for folder in (commands, workflow):
+    for folder in (commands, workflow):  # the last run's
         shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir()
-    for name in file_command_names():
-        (commands / name).touch()
-    (workflow / "event.json").write_bytes(json.dumps(event).encode("utf-8", "surrogatepass"))
+    runner_folders(commands, workflow, event)
     shutil.copy(original, work / f"original{original.suffix}")
     env = runner_env(
         workspace=str(work),

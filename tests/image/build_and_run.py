@@ -41,13 +41,12 @@ from tests.github.contract import (  # noqa: E402
     PUSH_SHA,
     REPOSITORY,
     TOKEN,
-    file_command_names,
     input_env,
     parse_outputs,
     pull_request_event,
     push_event,
     runner_env,
-    write_event,
+    runner_folders,
 )
 
 BASE = "localhost/debian-python:bookworm"
@@ -248,12 +247,9 @@ class Scenarios:
         workspace, file_commands, workflow, home = (
             folder / n for n in ("workspace", "file_commands", "workflow", "home")
         )
-        for path in (file_commands, workflow, home):
-            path.mkdir(parents=True)
+        home.mkdir(parents=True)
+        runner_folders(file_commands, workflow, event)
         shutil.copytree(ROOT / "examples" / example, workspace)
-        for file_name in file_command_names():
-            (file_commands / file_name).touch()
-        write_event(workflow, event)
         env = {
             **runner_env(
                 workspace="/github/workspace",
