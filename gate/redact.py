@@ -51,6 +51,11 @@ def _values(secret: str) -> set[str]:
     return {secret, secret.strip(), *(line.strip() for line in secret.splitlines())}
 
 
+def _as_markdown(value: str) -> str:
+    """``value`` as a Markdown sink writes it (``ghs\\_...``), uncut."""
+    return md_text(value, len(value) * 8)
+
+
 def _url_encoded(value: str) -> list[str]:
     """``value`` URL-encoded (``%20`` and ``+`` for spaces). A variable's bytes that are not
     UTF-8 reach Python as lone surrogates (U+DC80-U+DCFF), which only ``surrogateescape``
@@ -84,7 +89,7 @@ def forms(secret: str) -> set[str]:
                 *_b64(value),
                 *_b64(f"x-access-token:{value}"),
                 # As the sinks escape it: Markdown (ghs\_...), workflow command properties.
-                md_text(value, len(value) * 8),
+                _as_markdown(value),
                 workflow_property(value),
             }
         )
@@ -118,7 +123,7 @@ class Redactor:
         # Markdown, escaped: only those forms are looked for in part (each window of a form
         # is a search of the whole text, and a report may be 40 MB).
         shown = {form for secret in secrets for value in _values(secret)
-                 for form in (value, md_text(value, len(value) * 8))}  # fmt: skip
+                 for form in (value, _as_markdown(value))}  # fmt: skip
         windows: dict[str, tuple[str, int]] = {}
         for form in sorted(form for form in shown if len(form) > PART_LENGTH):
             last = len(form) - PART_LENGTH
