@@ -8,10 +8,12 @@ which a command that already has a verdict turns into a warning.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
 from collections.abc import Iterable, Mapping
+from typing import TextIO
 
 from gate.errors import UNUSABLE_NAME, EvalGateError, OutputError
 from gate.redact import redact
@@ -27,9 +29,11 @@ def atomic_write(path: str, text: str) -> None:
     """Write ``text`` (redacted) to ``path`` via a temporary file in the same folder and an
     atomic rename.
 
-    A path that is not a regular file (``/dev/null``, ``/dev/stdout``, a named pipe) is
-    written in place: renaming over it would replace the device with a file. A new file
-    gets the mode the umask gives (not mkstemp's 0600); an existing one keeps its mode.
+    A path that is not a regular file (``/dev/null``, a named pipe) or that leads through
+    ``/proc`` (``/dev/stdout``) is written in place: renaming over it would replace the
+    device or the link with a file; a named pipe that no process reads is refused, not
+    waited on. A link is followed: its target is replaced. A new file gets the mode the
+    umask gives (not mkstemp's 0600); an existing one keeps its mode.
     """
     atomic_write_parts(path, [text])
 
@@ -44,18 +48,20 @@ def atomic_write_parts(path: str, parts: Iterable[str]) -> None:
         existing = None
     except ValueError:  # a NUL or a lone surrogate (a library caller's): nothing to write to
         raise OutputError(f"{path}: cannot write: {UNUSABLE_NAME}") from None
-    if existing is not None and not stat.S_ISREG(existing.st_mode):
+    try:
+        target = _rename_target(path)
+    except OSError as error:
+        raise OutputError(f"{path}: cannot write: {error.strerror}") from None
+    if target is None or (existing is not None and not stat.S_ISREG(existing.st_mode)):
         try:
-            with open(
-                path, "w", encoding="utf-8", errors="backslashreplace", newline="\n"
-            ) as handle:
+            with _open_in_place(path) as handle:
                 for text in parts:
                     handle.write(redact(text))
         except OSError as error:
             raise OutputError(f"{path}: cannot write: {error.strerror}") from None
         return
     mode = stat.S_IMODE(existing.st_mode) if existing else 0o666 & ~_current_umask()
-    folder = os.path.dirname(os.path.abspath(path))
+    folder = os.path.dirname(target)
     try:
         os.makedirs(folder, exist_ok=True)
         fd, temporary = tempfile.mkstemp(prefix=".eval-gate-", dir=folder)
@@ -68,13 +74,57 @@ def atomic_write_parts(path: str, parts: Iterable[str]) -> None:
             for text in parts:
                 handle.write(redact(text))
         os.chmod(temporary, mode)
-        os.replace(temporary, path)
+        os.replace(temporary, target)
     except OSError as error:
         os.unlink(temporary)
         raise OutputError(f"{path}: cannot write: {error.strerror}") from None
     except BaseException:
         os.unlink(temporary)
         raise
+
+
+def _rename_target(path: str) -> str | None:
+    """Where the finished file is renamed to: ``path`` with its links followed, so that a
+    link stays a link and its target gets the report (``os.replace`` onto the link would
+    replace the link). None when the path leads through ``/proc``: ``/dev/stdout`` and
+    ``/dev/fd/N`` name a descriptor of this process (a file the shell opened, perhaps to
+    append), which only writing in place reaches; renaming onto it would replace the link
+    ``/dev/stdout`` itself."""
+    current = os.path.abspath(path)
+    for _ in range(_MOST_LINKS):
+        folder = os.path.realpath(os.path.dirname(current))
+        if folder == "/proc" or folder.startswith("/proc/"):
+            return None
+        current = os.path.join(folder, os.path.basename(current))
+        if not os.path.islink(current):
+            return current
+        current = os.path.join(folder, os.readlink(current))
+    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
+
+
+#: links followed before a path is taken as a loop (Linux's own limit for a path).
+_MOST_LINKS = 40
+
+
+def _open_in_place(path: str) -> TextIO:
+    """Open a path that is not a regular file (a device, a named pipe, ``/dev/stdout``) to
+    write. Without blocking at first: a named pipe that no process reads would otherwise hold
+    the command forever (ENXIO instead); one that has a reader (``--json >(jq .)``) is then
+    written as a pipe is, waiting while the reader catches up."""
+    try:
+        # Appending: a file behind /dev/stdout was emptied by the shell's ">", or is meant
+        # to grow (">>"); devices and pipes have no end to append at.
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+    except OSError as error:
+        if error.errno == errno.ENXIO and stat.S_ISFIFO(os.stat(path).st_mode):
+            raise OSError(errno.ENXIO, "a named pipe that no process reads") from None
+        raise
+    try:
+        os.set_blocking(descriptor, True)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return open(descriptor, "w", encoding="utf-8", errors="backslashreplace", newline="\n")
 
 
 def refuse_overwriting(outputs: Mapping[str, str | None], inputs: Iterable[str]) -> None:
