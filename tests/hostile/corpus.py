@@ -870,6 +870,14 @@ def _output_device(folder: Path) -> Invocation:
     return _action_passing(folder, output=Path("/dev/full"))
 
 
+def _report_fifo(folder: Path) -> Invocation:
+    # A FIFO no process reads: opening it to write the report waited for a reader forever.
+    invocation = _action_passing(folder, inputs={"report": "report.fifo"})
+    os.mkfifo(folder / "ws" / "report.fifo")
+    invocation.sinks = invocation.sinks[:2]
+    return invocation
+
+
 def _report_over_results(folder: Path) -> Invocation:
     invocation = _action_passing(folder, inputs={"report": "results.jsonl"})
     invocation.sinks = invocation.sinks[:2]
@@ -1243,6 +1251,7 @@ def probes() -> list[Probe]:
         Probe("action-output-is-a-fifo", _output_fifo, 0, "GITHUB_OUTPUT: not a regular file"),
         Probe("action-output-is-a-device", _output_device, 0, "GITHUB_OUTPUT: not a regular"),
         Probe("action-report-over-results", _report_over_results, 2, "refusing to overwrite"),
+        Probe("action-report-is-a-fifo", _report_fifo, 0, "a named pipe that no process reads"),
         Probe("action-token-with-line-break", _token_with_line_break, 0, "line break"),
         Probe(
             "action-token-not-utf8",
@@ -1278,6 +1287,17 @@ def probes() -> list[Probe]:
             _report_unwritable,
             0,
             "warning: the JSON report was not written",
+        ),
+        *(
+            Probe(
+                f"cli-{option[2:]}-is-a-fifo",
+                lambda f, option=option: cli(
+                    f, str(write_jsonl(f / "r.jsonl")), option, str(_fifo(f, "out.fifo"))
+                ),
+                0,
+                "a named pipe that no process reads",
+            )
+            for option in ("--json", "--summary")
         ),
     ]
 
