@@ -378,16 +378,7 @@ def gate_sentence(decision: GateDecision, escape: Escape = _plain) -> str:
             )
         if outcome == "pass":
             return f"Pass: the data show, at {level} confidence, that {claim}."
-        count = len(decision.undecided)
-        whose = (
-            f"its {level} {_bounds_word(decision)} straddles"
-            if count == 1
-            else f"their {level} {_bounds_word(decision)}s straddle"
-        )
-        return (
-            f"Inconclusive: {stimuli_count(count)} cannot be decided yet "
-            f"({some(decision.undecided, escape)}): {whose} the target."
-        )
+        return _stimuli_undecided(decision, escape, level, lo, hi)
     if outcome == "pass":
         return (
             f"Pass: the data show, at {level} confidence, that {claim} "
@@ -401,6 +392,37 @@ def gate_sentence(decision: GateDecision, escape: Escape = _plain) -> str:
     return (
         f"Inconclusive: the {level} {_bounds_word(decision)} [{lo}, {hi}] contains the target "
         f"{spec.target:g}, so the data cannot tell yet whether {claim}."
+    )
+
+
+def _stimuli_undecided(decision: GateDecision, escape: Escape, level: str, lo: str, hi: str) -> str:
+    """Why a per-stimulus interval gate is undecided. A stimulus fails only when Holm's
+    step-down over all of them rejects it, so its own interval can miss the target while
+    the gate still cannot call it a miss: say so, or the Bounds column contradicts it."""
+    count = len(decision.undecided)
+    interval = _bounds_word(decision)
+    sentence = (
+        f"Inconclusive: {stimuli_count(count)} cannot be decided yet "
+        f"({some(decision.undecided, escape)}): "
+    )
+    target = decision.spec.target
+    bound = decision.upper if decision.direction == "min" else decision.lower
+    missed = bound is not None and (
+        bound < target if decision.direction == "min" else bound > target
+    )
+    if not missed:
+        whose = (
+            f"its {level} {interval} straddles"
+            if count == 1
+            else f"their {level} {interval}s straddle"
+        )
+        return sentence + f"{whose} the target."
+    side = "below" if decision.direction == "min" else "above"
+    return sentence + (
+        f"{escape(decision.subject)}'s own {level} {interval} [{lo}, {hi}] lies {side} the "
+        f"target {target:g}, but a miss must be shown at family-wise {level} confidence "
+        "(Holm, every stimulus tested at once), and it is not yet; "
+        + ("the others' intervals straddle the target." if count > 1 else "more trials decide it.")
     )
 
 

@@ -259,6 +259,28 @@ def test_per_stimulus_interval_gate_fails_only_what_the_data_show() -> None:
     assert name == "close" and more is not None and more > 50
 
 
+def test_a_stimulus_whose_own_interval_misses_is_not_yet_a_family_wise_miss() -> None:
+    """t00 passes 1 of 6 against a target of 0.6: its own 95% interval lies below 0.6 (mid-p
+    one-sided p = P(X ≤ 1) - P(X = 1)/2 at p = 0.6: 0.4^6 + 3·0.6·0.4^5 = 0.0225 < 0.025),
+    but Holm over 20 stimuli asks 0.025/20 = 0.00125 of the first step: not shown. The
+    sentence said its interval "straddles" the target beside a Bounds column that showed
+    it did not."""
+    patterns = {"t00": "P" + "F" * 5} | {f"t{i:02d}": "P" * 6 for i in range(1, 20)}
+    config = {"gates": {"pass_rate": {"min": 0.6, "bound": "lower", "scope": "stimuli"}}}
+    (result,) = gates(config, suite_of(patterns))
+    assert result.outcome == "inconclusive" and result.subject == "t00"
+    assert result.upper is not None and result.upper < 0.6 and len(result.undecided) == 20
+    upper = f"{result.upper:.3f}"
+    assert wording.gate_sentence(result) == (
+        "Inconclusive: 20 stimuli cannot be decided yet (t00, t01, t02, t03, t04 and 15 more): "
+        f"t00's own 95% interval [{result.lower:.3f}, {upper}] lies below the target 0.6, but a "
+        "miss must be shown at family-wise 95% confidence (Holm, every stimulus tested at "
+        "once), and it is not yet; the others' intervals straddle the target."
+    )
+    alone = gates(config, suite_of({"t00": "P" + "F" * 5}))[0]
+    assert alone.outcome == "fail"  # one stimulus: Holm asks 0.025, and 0.0225 meets it
+
+
 def test_no_configured_gate_gets_the_default_gate() -> None:
     config = build_config({})
     (spec,) = config.gates
