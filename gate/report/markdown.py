@@ -207,7 +207,6 @@ def render_reliability(s: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
         )
     if not rows:
         return ""
-    shown = rows
     header = [
         "Stimulus",
         "Decay curve (pass^k over the first k runs)",
@@ -215,12 +214,16 @@ def render_reliability(s: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
         "Graceful degradation",
         "Variance amplification",
     ]
-    body = table(header, shown, "llrrr")
+    body = table(header, rows, "llrrr")
+    omitted = len(eligible) - len(shown_stimuli)
+    if omitted:
+        body += f"\n\n_{wording.more_stimuli_note(omitted)}_"
     note = f"_{wording.RELIABILITY_NOTE}_"
+    which = wording.stimuli_count(len(eligible))
+    if omitted:
+        which = f"the worst {len(shown_stimuli)} of {len(eligible):,} stimuli"
     return folded(
-        f"Reliability of {wording.stimuli_count(len(eligible))} that did not always pass",
-        f"{note}\n\n{body}",
-        len(shown),
+        f"Reliability of {which} that did not always pass", f"{note}\n\n{body}", len(rows)
     )
 
 
@@ -327,10 +330,14 @@ def render_messages(suite: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
     if not suite.per_trial:  # totals carry no messages
         return ""
     # Lazily: only the stimuli up to the last one shown have their messages made.
-    with_messages = (s for s in _failing(suite, ordered) if s.messages)
-    chosen = list(itertools.islice(with_messages, MAX_STIMULUS_ROWS))
-    if not chosen:
+    failing = _failing(suite, ordered)
+    with_messages = ((i, s) for i, s in enumerate(failing) if s.messages)
+    found = list(itertools.islice(with_messages, MAX_STIMULUS_ROWS))
+    if not found:
         return ""
+    chosen = [stimulus for _, stimulus in found]
+    # Past the last one shown, failing stimuli are counted, not asked for their messages.
+    unread = len(failing) - found[-1][0] - 1 if len(found) == MAX_STIMULUS_ROWS else 0
     show_suite = len({x.suite for x in suite.stimuli}) > 1
     items = []
     for stimulus in chosen:
@@ -343,6 +350,8 @@ def render_messages(suite: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
         ]
         items.append("\n".join(lines))
     summary = wording.MESSAGES_SUMMARY.format(count=wording.stimuli_count(len(chosen)))
+    if unread:
+        items.append(f"\n_{wording.more_failing_messages_note(unread)}_")
     return f"<details><summary>{summary}</summary>\n\n" + "\n".join(items) + "\n\n</details>"
 
 

@@ -976,6 +976,14 @@ def more_stimuli_note(omitted: int) -> str:
     return f"… and {more}, not shown here: the JSON report lists all."
 
 
+def more_failing_messages_note(unread: int) -> str:
+    more = plural(unread, "more stimulus", "more stimuli")
+    return (
+        f"… and {more} that did not always pass, not shown here: the JSON report has every "
+        "message."
+    )
+
+
 def stimulus_chart_caption(shown: int, total: int, confidence: float) -> str:
     which = (
         f"all {total:,} stimuli" if shown == total else f"the {shown} worst of {total:,} stimuli"

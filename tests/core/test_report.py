@@ -485,13 +485,26 @@ def test_annotations_judge_a_stimulus_of_the_gates_own_suite_only(write_jsonl, t
 def test_errored_and_reliability_tables_stay_bounded(write_jsonl) -> None:
     count = MAX_STIMULUS_ROWS + 10
     records = [r for i in range(count) for r in trials_of(f"s{i:03d}", "PFE")]
+    for record in records[1::3]:  # each stimulus's failed trial says why
+        record["message"] = f"{record['stimulus']} missed"
     summary = render_summary(
         run_check(request_from_options([str(write_jsonl(records))], config=None))
     )
     errored = summary.split("**Errored trials**")[1].split("</details>")[0]
     assert sum(line.startswith("| s") for line in errored.splitlines()) == MAX_STIMULUS_ROWS
     assert "… and 10 more stimuli, not shown here: the JSON report lists all." in errored
-    assert f"Reliability of {count} stimuli that did not always pass" in summary
+    # The reliability and message sections were cut at 200 stimuli without saying so.
+    title = f"Reliability of the worst {MAX_STIMULUS_ROWS} of {count} stimuli that did not always"
+    reliability = summary.split(title)[1].split("</details>")[0]
+    assert sum(line.startswith("| s") for line in reliability.splitlines()) == MAX_STIMULUS_ROWS
+    assert "_… and 10 more stimuli, not shown here: the JSON report lists all._" in reliability
+    messages = summary.split(f"Why trials failed (the first messages of {MAX_STIMULUS_ROWS}")[1]
+    messages = messages.split("</details>")[0]
+    assert messages.count(" missed") == MAX_STIMULUS_ROWS
+    assert (
+        "_… and 10 more stimuli that did not always pass, not shown here: the JSON report has "
+        "every message._" in messages
+    )
 
 
 def test_large_counts_are_grouped_by_thousands(tmp_path) -> None:
