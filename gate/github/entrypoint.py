@@ -94,6 +94,16 @@ def _exit_code(code: int, inputs: ActionInputs | None) -> int:
     return code
 
 
+def _with_exit_note(summary: str, verdict_code: int, inputs: ActionInputs | None) -> str:
+    """``summary`` with a line under its heading when ``fail_on`` changed the exit code."""
+    step_code = _exit_code(verdict_code, inputs)
+    if inputs is None or step_code == verdict_code:
+        return summary
+    heading, _, rest = summary.partition("\n\n")
+    note = wording.fail_on_sentence(verdict_code, step_code, inputs.fail_on)
+    return f"{heading}\n\n{note}\n\n{rest}"
+
+
 def error_summary(message: str) -> str:
     return (
         "## ⚠️ eval-gate: ERROR — bad input or configuration\n\n"
@@ -177,7 +187,7 @@ def evaluate(env: Mapping[str, str], *, write_report: bool = True) -> Evaluation
                 report_problem = str(error)
     except Exception as error:  # a bug is an error (exit 2), never a crash
         message = str(error) if isinstance(error, EvalGateError) else describe_unexpected(error)
-        summary = error_summary(message)
+        summary = _with_exit_note(error_summary(message), 2, inputs)
         return Evaluation(
             inputs,
             context,
@@ -194,7 +204,7 @@ def evaluate(env: Mapping[str, str], *, write_report: bool = True) -> Evaluation
                 else None
             ),
         )
-    summary = render_summary(outcome)
+    summary = _with_exit_note(render_summary(outcome), outcome.exit_code, inputs)
     outputs = {name: "" for name in OUTPUT_NAMES}
     outputs.update({name: str(value) for name, value in outcome.headline().items()})
     outputs["report"] = inputs.report if write_report and report_problem is None else ""

@@ -1192,6 +1192,19 @@ def policy_sentence(outcome: CheckOutcome) -> str | None:
     )
 
 
+def fail_on_sentence(verdict_code: int, step_code: int, fail_on: str) -> str:
+    """Why the action's step ends with another code than the verdict's (its fail_on input):
+    without it, a green step under a red summary reads as a bug."""
+    meaning = {
+        "never": "reports without failing the step",
+        "errors": "fails the step only on bad input",
+    }.get(fail_on, "")
+    return (
+        f"The step's exit code is {step_code}, not {verdict_code}: fail_on: {fail_on} "
+        f"{meaning}."
+    )
+
+
 # --------------------------------------------------------------------------- trial messages
 
 #: the heading of the collapsed section that says why trials failed

@@ -398,6 +398,15 @@ def test_fail_on_softens_the_exit_code(
         inputs={"fail_on": fail_on, "comment": "off"},
     )
     assert run.exit_code == expected
+    # A green step under a red summary was left unexplained.
+    heading, note = run.summary.split("\n\n")[:2]
+    if example == "failing":
+        meaning = {"errors": "fails the step only on bad input"}.get(fail_on, "reports without")
+        assert heading.startswith("## ❌ eval-gate: FAIL")
+        assert note.startswith(f"The step's exit code is 0, not 1: fail_on: {fail_on} {meaning}")
+        assert note in (run.comment_text or "")
+    else:
+        assert "exit code" not in run.summary
 
 
 def test_summary_false_and_comment_off_publish_nothing_but_outputs(
