@@ -675,8 +675,12 @@ def power_sentence(comparison: Comparison) -> str:
     )
 
 
-def comparison_notes(comparison: Comparison, escape: Escape = _plain) -> list[str]:
-    """Caveats of a comparison, in words."""
+def comparison_notes(
+    comparison: Comparison, escape: Escape = _plain, *, stimulus_gated: bool = True
+) -> list[str]:
+    """Caveats of a comparison, in words. ``stimulus_gated``: a per-stimulus regression gate
+    decides on it, so that Fisher's floor (no stimulus can be shown worse) matters to a
+    verdict; without one it would be a warning about a gate nobody configured."""
     notes = []
     if comparison.added:
         added = stimuli_count(len(comparison.added))
@@ -707,7 +711,12 @@ def comparison_notes(comparison: Comparison, escape: Escape = _plain) -> list[st
             "approximate there (exact only when both runs have the same counts)."
         )
     floor = comparison.fisher_floor
-    if comparison.rows and floor is not None and floor > comparison.alpha / len(comparison.rows):
+    if (
+        stimulus_gated
+        and comparison.rows
+        and floor is not None
+        and floor > comparison.alpha / len(comparison.rows)
+    ):
         notes.append(
             f"No single stimulus can be shown worse at family-wise {pct(comparison.confidence)} "
             f"confidence: the smallest attainable Fisher p-value ({floor:.3g}) exceeds α/M = "
@@ -787,13 +796,25 @@ def comparison_bullets(comparison: Comparison, escape: Escape = _plain) -> list[
     return bullets
 
 
+def comparison_warnings(outcome: CheckOutcome, escape: Escape = _plain) -> list[str]:
+    """The caveats of every comparison of a check that bear on its verdict."""
+    gated = {
+        id(g.comparison)
+        for g in outcome.gates
+        if g.kind in ("max_regression", "min_improvement") and g.spec.scope == "stimuli"
+    }
+    found = []
+    for comparison in outcome.comparisons:
+        found += comparison_notes(comparison, escape, stimulus_gated=id(comparison) in gated)
+    return found
+
+
 def warnings(
     outcome: CheckOutcome, escape_warning: Escape = _plain, escape: Escape = _plain
 ) -> list[str]:
     """Every warning of a check: about the input, the comparisons and unscored stimuli."""
     found = [escape_warning(w) for w in outcome.warnings]
-    for comparison in outcome.comparisons:
-        found.extend(comparison_notes(comparison, escape))
+    found += comparison_warnings(outcome, escape)
     suite = outcome.suite
     if suite.not_scored:
         found.append(

@@ -188,6 +188,26 @@ def test_stimulus_scope_gives_one_holm_decision(write_jsonl, tmp_path) -> None:
     assert set(gate.undecided) == set("abcde")
 
 
+def test_fishers_floor_is_a_warning_only_where_a_per_stimulus_gate_needs_it(
+    write_jsonl, tmp_path
+) -> None:
+    """Three trials a side: the smallest one-sided Fisher p-value is 1/C(6, 3) = 0.05, above
+    α/M = 0.05/5 = 0.01, so no stimulus can be shown worse. That is a warning for a
+    per-stimulus regression gate; with a suite gate, or none, it was a warning (and a PR
+    annotation) about a gate nobody configured. The comparison's JSON notes keep it."""
+    three = [r for name in "abcde" for r in trials_of(name, "PPF")]
+    floor = "the smallest attainable Fisher p-value (0.05) exceeds α/M = 0.01"
+    for config_text, warned in (
+        ("gates:\n  max_regression: {max: 0, scope: stimuli}\n", True),
+        ("gates:\n  max_regression: 0.05\n", False),
+        ("gates:\n  pass_rate: 0.5\n", False),
+    ):
+        outcome = run_pair(write_jsonl, three, three, config_text, tmp_path)
+        assert any(floor in w for w in wording.warnings(outcome)) is warned, config_text
+        (comparison,) = build_report(outcome)["comparisons"]
+        assert any(floor in note for note in comparison["notes"])
+
+
 def test_k_above_the_trials_is_a_config_error(write_jsonl, tmp_path) -> None:
     with pytest.raises(ConfigError) as caught:
         run_pair(
