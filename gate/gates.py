@@ -48,7 +48,7 @@ from gate.metrics.decision import (
     stimulus_more_trials,
     stimulus_more_trials_sequential,
 )
-from gate.metrics.intervals import method_label
+from gate.metrics.intervals import method_label, suite_interval_label
 from gate.scoring import Metric, SuiteScore, metric_values
 
 if TYPE_CHECKING:
@@ -246,8 +246,8 @@ _MAPPED = {
 def _interval_label(method: str, spec: GateSpec, n: np.ndarray, k: int) -> str:
     """How the bounds were computed, as the suite's own interval labels say it."""
     if spec.scope == "suite":
-        n_eff = n.size * int(np.min(n)) / (1 if spec.metric == "pass_rate" else k)
-        return f"{method} at the suite estimate, n_eff = M·min(nᵢ)/k = {n_eff:.4g}"
+        divisor = 1 if spec.metric == "pass_rate" else k
+        return suite_interval_label(method, n.size * int(np.min(n)) / divisor, divisor)
     return f"{method_label(method)}{_MAPPED[spec.metric]}"
 
 

@@ -483,18 +483,31 @@ def suite_intervals(
     """
     method_name = check_choice(method, "interval method", INTERVAL_METHODS)
     level = check_confidence(confidence)
-    values, sizes = [], []
+    values, sizes, ks = [], [], []
     for estimate, counts in zip(estimates, n, strict=True):
         n_arr, _ = check_counts(counts, counts)
         k_int = check_k_against(k, n_arr)
         values.append(check_float(estimate, "estimate", low=0.0, high=1.0))
         sizes.append(n_arr.size * float(np.min(n_arr)) / k_int)
+        ks.append(k_int)
     lo, hi = suite_bounds(np.array(values), np.array(sizes), level, method_name)
-    label = method_name + " at the suite estimate, n_eff = M·min(nᵢ)/k = {:.4g}"
     return [
-        Interval(a, b, label.format(size), level)
-        for a, b, size in zip(lo.tolist(), hi.tolist(), sizes, strict=True)
+        Interval(a, b, suite_interval_label(method_name, size, k_int), level)
+        for a, b, size, k_int in zip(lo.tolist(), hi.tolist(), sizes, ks, strict=True)
     ]
+
+
+def suite_interval_label(method: str, n_eff: float, k: int) -> str:
+    """How a suite interval was computed, for its ``method`` field. The ``/k`` is written
+    only where k divides: a pass rate's n_eff, shown as ``M·min(nᵢ)/k = 15`` beside a
+    report's k = 3, read as a wrong sum.
+
+    >>> suite_interval_label("mid-p", 15, 1), suite_interval_label("mid-p", 5, 3)
+    ('mid-p at the suite estimate, n_eff = M·min(nᵢ) = 15', \
+'mid-p at the suite estimate, n_eff = M·min(nᵢ)/k = 5')
+    """
+    formula = "M·min(nᵢ)" if k == 1 else "M·min(nᵢ)/k"
+    return f"{method} at the suite estimate, n_eff = {formula} = {n_eff:.4g}"
 
 
 def suite_bounds(
