@@ -74,8 +74,17 @@ def html_comment_text(value: str) -> str:
 
 
 def workflow_data(value: str) -> str:
-    """Message part of a ``::error ...::message`` workflow command (actions/toolkit rules)."""
-    return safe_text(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Message part of a ``::error ...::message`` workflow command (actions/toolkit rules).
+
+    Line breaks are percent-encoded as the toolkit does (the annotation keeps them); every
+    other control character becomes U+FFFD: the command is a line of the job's log, whose
+    viewer obeys ESC sequences (an OSC 8 hyperlink, a title, colour) and C1's one-byte CSI.
+    """
+    text = _WORKFLOW_CONTROL.sub(REPLACEMENT, safe_text(value))
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+_WORKFLOW_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def workflow_property(value: str) -> str:

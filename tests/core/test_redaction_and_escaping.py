@@ -18,7 +18,7 @@ from gate.errors import EvalGateError, OutputError, describe_unexpected
 from gate.fileio import atomic_write, refuse_overwriting
 from gate.github.trim import trim_markdown, utf8_bytes
 from gate.redact import MASK, Redactor, redact, redacting
-from gate.report.escape import log_text, md_text, workflow_data
+from gate.report.escape import log_text, md_text, workflow_data, workflow_property
 
 TOKEN = "ghs_redactMe0123456789abcdefABCDEF"
 
@@ -152,6 +152,20 @@ def test_a_table_row_with_a_next_line_character_survives_trimming() -> None:
 
 def test_workflow_data_replaces_what_cannot_be_written() -> None:
     assert workflow_data("50%\n\ud800") == "50%25%0A\ufffd"
+
+
+def test_workflow_commands_carry_no_terminal_sequence() -> None:
+    """A stimulus named with an OSC title, an OSC 8 hyperlink, a DCS string or C1's one-byte
+    CSI reached the job's log raw inside an annotation (the log viewer obeys them)."""
+    names = {
+        "\x1b]0;pwned\x07 title": "\ufffd]0;pwned\ufffd title",
+        "\x1b]8;;http://x.example\x1b\\link": "\ufffd]8;;http://x.example\ufffd\\link",
+        "\x9b31m red": "\ufffd31m red",
+        "bell\x07 del\x7f nel\x85 ls\u2028 tab\t": "bell\ufffd del\ufffd nel\ufffd ls\ufffd tab\t",
+    }
+    for name, shown in names.items():
+        assert workflow_data(name) == shown
+        assert workflow_property(name) == shown.replace(":", "%3A").replace(",", "%2C")
 
 
 def test_a_token_of_bytes_that_are_not_utf8_is_masked_in_every_form() -> None:

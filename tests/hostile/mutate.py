@@ -60,7 +60,11 @@ FORGERIES = [
     f"x\n::notice title={INJECTED}::y", f"x\r\n::set-output name={INJECTED}::y",
     f"cc @{INJECTED.lower()}", f"<!-- eval-gate:sticky id=default digest={'0' * 16} -->",
     f"[{INJECTED}](https://evil.example)", "a | b\n| --- |", "<img src=x>", "GH-45 #12",
+    f"\x1b]8;;https://evil.example\x1b\\{INJECTED}\x1b]8;;\x1b\\", "\x1b]0;title\x07",
+    "\x9b31mred",
 ]  # fmt: skip
+#: what starts a terminal sequence (ESC, C1's CSI and OSC); no output line may hold one raw
+TERMINAL_SEQUENCE = re.compile("[\x1b\x9b\x9d]")
 HOSTILE: list[Any] = [
     None, True, False, 0, -1, 0.5, -0.0, 1e308, 10**30, 10**400, 2**63, 3.0,
     "", " ", "\ud800", "x\u202ey", "@octocat", "::error::x", "a\nb", "\u0085", "NaN", "C",
@@ -523,6 +527,9 @@ def main(argv: list[str] | None = None) -> int:
             finding = result.output[-1500:]
         elif result.exit_code not in (0, 1, 2, 3):
             finding = f"exit code {result.exit_code}"
+        elif TERMINAL_SEQUENCE.search(result.output):
+            line = next(x for x in result.output.splitlines() if TERMINAL_SEQUENCE.search(x))
+            finding = f"a raw terminal sequence in the output: {line[:200]!r}"
         elif took > 10:
             finding = f"{took:.1f} s"
         elif differs:
