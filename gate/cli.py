@@ -9,6 +9,7 @@ which quote file names, also :func:`gate.report.escape.log_text`.
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import stat
@@ -48,13 +49,59 @@ def _show_warning(message: Warning | str, *args: Any, **kwargs: Any) -> None:
 def say(text: str) -> None:
     """One line on stderr: redacted, and escaped so that no file name can start a new line
     (``x\n::error::`` would be a workflow command in a CI log)."""
-    click.echo(log_text(redact(text)), err=True)
+    _echo(log_text(redact(text)), err=True)
 
 
 def show(text: str, color: bool | None = None) -> None:
     """Text (the Markdown summary, listings) on stdout: redacted, writable whatever it holds.
     ``color``: keep our colour codes even where click would strip them (None: click decides)."""
-    click.echo(safe_text(redact(text)), nl=False, color=color)
+    _echo(safe_text(redact(text)), nl=False, color=color)
+
+
+def _echo(text: str, *, err: bool = False, nl: bool = True, color: bool | None = None) -> None:
+    """``click.echo`` that a closed pipe or a full disk cannot turn into another exit code.
+
+    Left to click, a failed write to stderr (``2>/dev/full``, ``2>&1 | head -1``) ended a
+    passing check with exit code 1, "a gate failed". A stream that fails is sent to the null
+    device from then on (so that the exit's own flush cannot fail again) and the command
+    goes on to its verdict; stdout's failure is a warning unless the reader left (EPIPE).
+    """
+    stream = sys.stderr if err else sys.stdout
+    try:
+        click.echo(text, err=err, nl=nl, color=color)
+    except OSError as error:
+        _to_null_device(stream)
+        if not err and error.errno != errno.EPIPE:
+            say(f"eval-gate: warning: stdout: cannot write: {error.strerror}")
+
+
+def _to_null_device(stream: Any) -> None:
+    try:
+        descriptor = stream.fileno()
+    except (OSError, ValueError):  # not a file (a test runner's buffer): nothing to redirect
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, descriptor)
+    finally:
+        os.close(null)
+
+
+def _tolerant_output() -> None:
+    """Where stdout or stderr is not UTF-8 (``LC_ALL=en_US.ISO-8859-1``, a Windows code
+    page), a character it cannot hold is written as ``?``: every command printed ✔ or ❔ and
+    died of UnicodeEncodeError there."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        reconfigure = getattr(stream, "reconfigure", None)
+        try:
+            utf8 = codecs.lookup(encoding).name == "utf-8"
+        except LookupError:
+            utf8 = False
+        if not utf8 and reconfigure is not None:
+            reconfigure(errors="replace")
 
 
 if TYPE_CHECKING:
@@ -286,6 +333,10 @@ class _Commands(click.Group):
     """
 
     lazy: ClassVar[dict[str, tuple[str, str]]] = {"action": ("gate.github.cli", "action_command")}
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        _tolerant_output()
+        return super().main(*args, **kwargs)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.lazy])
@@ -573,14 +624,14 @@ def plan(
     if json_path == "-":
         from gate.report.json_report import dumps
 
-        click.echo(dumps(build_plan_report(result)), nl=False)
+        show(dumps(build_plan_report(result)))
         return
     if json_path:
         from gate.fileio import atomic_write
         from gate.report.json_report import dumps
 
         atomic_write(json_path, dumps(build_plan_report(result)))
-    click.echo(render_plan(result), nl=False)
+    show(render_plan(result))
 
 
 def _pilot(
@@ -641,10 +692,10 @@ def validate(
             gate_config = load_config(config)
         except EvalGateError as error:
             bad += 1
-            click.echo(f"invalid: {error}", err=True)
+            say(f"invalid: {error}")
         else:
             count = len(gate_config.gates)
-            click.echo(f"ok: {config} (configuration, {plural(count, 'gate')})")
+            show(log_text(f"ok: {config} (configuration, {plural(count, 'gate')})") + "\n")
     for path in paths:
         try:
             table, loaded = load([path], ingest)
@@ -710,7 +761,7 @@ def _evaluate_config(
     left_out = len(gate_config.gates) - len(local)
     need = "needs" if left_out == 1 else "need"
     note = f" ({plural(left_out, 'regression gate')} {need} check --baseline)" if left_out else ""
-    click.echo(f"ok: {name} can be evaluated on these results{note}")
+    show(log_text(f"ok: {name} can be evaluated on these results{note}") + "\n")
 
 
 @main.command()
@@ -760,16 +811,14 @@ def init(
         else:
             text = template(name)
         if to_stdout:
-            click.echo(text, nl=False)
+            show(text)
             return
         from gate.fileio import atomic_write
 
         atomic_write(output, text)
     except EvalGateError as error:
         raise BadInput(str(error)) from None
-    click.echo(
-        f"eval-gate: wrote {output}; check it with: eval-gate validate --config {output}", err=True
-    )
+    say(f"eval-gate: wrote {output}; check it with: eval-gate validate --config {output}")
 
 
 def _refuse_overwriting_inputs(
@@ -815,14 +864,14 @@ def schema(name: str | None) -> None:
 
     if name is None:
         for known in SCHEMA_NAMES:
-            click.echo(known)
+            show(known + "\n")
         return
     if name not in SCHEMA_NAMES:
         raise click.BadParameter(
             f"{name!r} is not a schema; choose one of {', '.join(SCHEMA_NAMES)}",
             param_hint="NAME",
         )
-    click.echo(schema_text(name), nl=False)
+    show(schema_text(name))
 
 
 if __name__ == "__main__":  # pragma: no cover

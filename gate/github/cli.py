@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gate.cli import FilePath
+from gate.cli import FilePath, say, show
 from gate.fileio import atomic_write
 from gate.github.entrypoint import Evaluation, evaluate, main
 from gate.github.inputs import INPUT_DEFAULTS, env_name
 from gate.github.runner import annotation_commands
-from gate.redact import redact, redacting
-from gate.report.escape import log_text, safe_text
+from gate.redact import redacting
+from gate.report.escape import log_text
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -136,7 +136,7 @@ def _dry_run(env: dict[str, str], html_path: str | None) -> int:
     """Print what the action would publish, redacted as the action redacts it."""
 
     def echo(text: str = "") -> None:
-        click.echo(safe_text(redact(text)))
+        show(text + "\n")
 
     if html_path:
         from gate.fileio import refuse_overwriting
@@ -158,5 +158,5 @@ def _dry_run(env: dict[str, str], html_path: str | None) -> int:
         echo(evaluation.comment.text)
     if html_path:
         atomic_write(html_path, preview_html(evaluation))
-        click.echo(log_text(redact(f"eval-gate: preview written to {html_path}")), err=True)
+        say(f"eval-gate: preview written to {html_path}")
     return evaluation.exit_code

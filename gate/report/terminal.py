@@ -163,8 +163,11 @@ class Terminal:
         anything non-empty or ``TERM`` is ``dumb``."""
         env = os.environ if environ is None else environ
         columns = 0
-        if env.get("COLUMNS", "").isdigit():
-            columns = int(env["COLUMNS"])
+        given = env.get("COLUMNS", "")
+        # ASCII digits only ("²" is a digit int() refuses), and few: 5,000 of them is an int()
+        # past Python's limit; any width past MAX_WIDTH is MAX_WIDTH anyway.
+        if given.isascii() and given.isdigit():
+            columns = int(given[-6:]) if len(given.lstrip("0")) <= 6 else MAX_WIDTH
         elif stream is not None:
             try:
                 columns = os.get_terminal_size(stream.fileno()).columns

@@ -101,6 +101,12 @@ def test_a_very_wide_terminal_is_capped_and_a_narrow_one_floored() -> None:
     assert Terminal.detect(environ={"COLUMNS": "400"}).width == 160
     assert Terminal.detect(environ={"COLUMNS": "10"}).width == 40
     assert Terminal.detect(environ={"COLUMNS": "90", "NO_COLOR": "x"}) == Terminal(90, False)
+    # "²" is a digit to str.isdigit but not to int() (an internal error); 5,000 digits are
+    # past int()'s limit; leading zeros are a number still.
+    fallback = Terminal.detect(environ={"COLUMNS": "²"}).width
+    assert fallback == Terminal.detect(environ={"COLUMNS": "abc"}).width
+    assert Terminal.detect(environ={"COLUMNS": "9" * 5000}).width == 160
+    assert Terminal.detect(environ={"COLUMNS": "0" * 5000 + "90"}).width == 90
 
 
 def test_pipes_and_files_keep_the_markdown(failing: Path) -> None:
