@@ -7,6 +7,7 @@ from typing import Any
 from gate.config import INTERVAL_METRICS, REGRESSION_KINDS
 from gate.planning import GatePlan, Plan
 from gate.report import wording
+from gate.report.escape import md_text
 from gate.report.markdown import table
 
 
@@ -15,7 +16,14 @@ def _label(plan: Plan, gate: GatePlan) -> str:
     level = spec.confidence if spec.confidence is not None else plan.confidence
     on_interval = spec.bound != "estimate" and spec.metric in INTERVAL_METRICS
     with_level = on_interval or spec.kind in (*REGRESSION_KINDS, "max_ci_half_width")
-    return wording.spec_label(spec, gate.k, level if with_level else None, on_interval=on_interval)
+    return wording.spec_label(
+        spec, gate.k, level if with_level else None, on_interval=on_interval, escape=_escape
+    )
+
+
+def _escape(text: str) -> str:
+    # A tag or a suite name is the user's text, as in check's summary.
+    return md_text(text, 80)
 
 
 def _why(gate: GatePlan, power: float, pilot: bool = False) -> str:
@@ -99,7 +107,12 @@ def render_plan(plan: Plan) -> str:
         f"least {wording.pct(plan.power)} probability by its own rule ({plan.interval} "
         f"intervals at {wording.pct(plan.confidence)}), simulated.",
         table(header, rows, "lrrrr"),
-        "\n".join(f"- {_why(gate, plan.power, plan.predictive)}" for gate in plan.gates),
+        "\n".join(
+            f"- {_label(plan, gate)}: {_why(gate, plan.power, plan.predictive)}"
+            if len(plan.gates) > 1
+            else f"- {_why(gate, plan.power, plan.predictive)}"
+            for gate in plan.gates
+        ),
         _spend_line(plan),
         "_Re-checking a fixed-size run after every batch inflates its error rate; to stop "
         "early safely, run `eval-gate check --sequential` (see docs/plan.md)._",

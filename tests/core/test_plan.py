@@ -208,6 +208,28 @@ def test_a_plan_of_one_trial_is_worded_in_the_singular() -> None:
     assert "1 trials" not in rendered
 
 
+def test_the_plan_escapes_names_from_the_configuration_and_names_each_gates_bullet() -> None:
+    """A tag went raw into the plan's Markdown (a link, a mention, HTML), which check's
+    summary escapes; with two gates, the bullets below the table did not say whose they
+    were (two "Not planned: ..." bullets read as a repetition)."""
+    from gate.report.plan_report import render_plan
+
+    tag = "[x](http://evil.example) @octocat <img src=x>"
+    config = build_config(
+        {"k": 3, "gates": {"pass_rate": {"min": 0.5, "tag": tag}, "pass_hat_k": 0.8}}
+    )
+    rendered = render_plan(plan(config, [0.9] * 3, source="expect"))
+    joiner = "\u2060"  # breaks the link and the mention; the text reads the same
+    escaped = rf"\[x\]\(http\:{joiner}\/\/evil\.example\) \@{joiner}octocat \<img src\=x\>"
+    assert f"| pass rate ≥ 0.5 (suite tagged {escaped}, point estimate) | 1 |" in rendered
+    assert tag not in rendered and " <img" not in rendered
+    bullets = [line for line in rendered.splitlines() if line.startswith("- ")]
+    assert [b.split(": A point estimate")[0] for b in bullets] == [
+        f"- pass rate ≥ 0.5 (suite tagged {escaped}, point estimate)",
+        "- pass^3 ≥ 0.8 (suite, point estimate)",
+    ]
+
+
 def test_a_pilot_plan_draws_the_rates_the_pilot_allows() -> None:
     """20 stimuli that all went 3/3 in a pilot, gate pass^3 ≥ 0.8 on the interval.
 
