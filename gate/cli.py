@@ -131,19 +131,15 @@ class Rate(_FloatParam):
             self.fail(str(error), param, ctx)
 
 
-def _parse_map(text: str | None) -> dict[str, str]:
+def _parse_map(text: str | None, option: str = "--map") -> dict[str, str]:
     if not text:
         return {}
-    mapping = {}
-    for part in text.split(","):
-        field, sep, column = part.partition("=")
-        if not sep or not field.strip() or not column.strip():
-            raise click.BadParameter(
-                f"{part!r} is not FIELD=COLUMN (e.g. stimulus=case_id,passed=ok)",
-                param_hint="--map",
-            )
-        mapping[field.strip()] = column.strip()
-    return mapping
+    from gate.ingest.tabular import parse_column_map
+
+    try:
+        return parse_column_map(text)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint=option) from None
 
 
 def ingest_options(func: F) -> F:
@@ -321,7 +317,11 @@ def baseline_options(
     return replace(
         results,
         format=baseline_format or results.format,
-        column_map=_parse_map(baseline_map) if baseline_map is not None else results.column_map,
+        column_map=(
+            _parse_map(baseline_map, "--baseline-map")
+            if baseline_map is not None
+            else results.column_map
+        ),
     )
 
 

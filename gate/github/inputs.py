@@ -16,7 +16,7 @@ from typing import Literal, cast
 
 from gate.config import OVERRIDE_NAMES
 from gate.errors import ConfigError, EvalGateError
-from gate.ingest.tabular import FIELDS, METADATA_FIELDS
+from gate.ingest.tabular import parse_column_map
 from gate.rates import parse_rate
 
 CommentMode = Literal["off", "always", "on-failure", "on-change", "recreate"]
@@ -136,26 +136,10 @@ def _choice(name: str, value: str, choices: tuple[str, ...]) -> str:
 
 def _column_map(value: str, name: str = "map") -> dict[str, str]:
     """``FIELD=COLUMN`` pairs separated by commas or newlines, as ``--map`` takes them."""
-    known = (*FIELDS, *METADATA_FIELDS)
-    mapping: dict[str, str] = {}
-    for part in re.split(r"[,\n]", value):
-        if not part.strip():
-            continue
-        field, sep, column = part.partition("=")
-        field, column = field.strip(), column.strip()
-        if not sep or not field or not column:
-            raise ActionInputError(
-                f"input {name}: {part.strip()!r} is not FIELD=COLUMN "
-                "(e.g. stimulus=case_id,passed=ok)"
-            )
-        if field not in known:
-            raise ActionInputError(
-                f"input {name}: unknown field {field!r}; expected fields among {', '.join(known)}"
-            )
-        if field in mapping:
-            raise ActionInputError(f"input {name}: field {field!r} is mapped twice")
-        mapping[field] = column
-    return mapping
+    try:
+        return parse_column_map(value)
+    except ValueError as error:
+        raise ActionInputError(f"input {name}: {error}") from None
 
 
 def _unit_number(name: str, value: str) -> float | None:

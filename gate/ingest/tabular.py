@@ -75,6 +75,35 @@ FIELDS = ("stimulus", "trial", "suite", "passed", "score", "status", "outcome", 
 #: metadata fields with a known meaning (see docs/format.md); numeric ones are converted.
 METADATA_FIELDS = ("duration_s", "cost_usd", "tokens", "model", "commit")
 _NUMERIC_METADATA = ("duration_s", "cost_usd", "tokens")
+
+
+def parse_column_map(text: str) -> dict[str, str]:
+    """``FIELD=COLUMN`` pairs separated by commas or newlines, as ``--map`` and the action's
+    ``map`` take them: each field one of :data:`FIELDS` or :data:`METADATA_FIELDS`, mapped
+    once (``stimulus=case,stimulus=ok`` silently kept the last). Raises ValueError naming
+    the pair.
+
+    >>> parse_column_map("stimulus=case_id, passed=ok")
+    {'stimulus': 'case_id', 'passed': 'ok'}
+    """
+    known = (*FIELDS, *METADATA_FIELDS)
+    mapping: dict[str, str] = {}
+    for part in re.split(r"[,\n]", text):
+        if not part.strip():
+            continue
+        field, sep, column = part.partition("=")
+        field, column = field.strip(), column.strip()
+        if not sep or not field or not column:
+            example = "e.g. stimulus=case_id,passed=ok"
+            raise ValueError(f"{part.strip()!r} is not FIELD=COLUMN ({example})")
+        if field not in known:
+            raise ValueError(f"unknown field {field!r}; expected fields among {', '.join(known)}")
+        if field in mapping:
+            raise ValueError(f"field {field!r} is mapped twice")
+        mapping[field] = column
+    return mapping
+
+
 _OUTCOME_FIELDS = ("passed", "score", "status", "outcome")
 
 

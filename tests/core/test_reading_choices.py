@@ -94,6 +94,26 @@ def test_a_baseline_in_another_layout_has_its_own_map(tmp_path: Path) -> None:
     assert comparison["shared"] == 4 and comparison["delta"] == pytest.approx(-0.5)
 
 
+def test_the_cli_refuses_a_field_mapped_twice_or_unknown_as_the_action_does(
+    tmp_path: Path,
+) -> None:
+    """``--map stimulus=case,passed=ok,stimulus=ok`` silently read the stimulus from ``ok``
+    (the last pair won); the action's map refused it. One parser now serves both."""
+    results, baseline = _baseline_files(tmp_path)
+    runner = CliRunner()
+    for option, value, said in (
+        ("--map", "stimulus=case,passed=ok,stimulus=ok", "field 'stimulus' is mapped twice"),
+        ("--map", "stimuls=case", "unknown field 'stimuls'; expected fields among stimulus,"),
+        ("--baseline-map", "stimulus=id,case", "'case' is not FIELD=COLUMN"),
+    ):
+        args = ["check", str(results), "--baseline", str(baseline), "--format", "csv"]
+        if option == "--baseline-map":
+            args += ["--map", "stimulus=case,passed=ok"]
+        result = runner.invoke(main, [*args, option, value])
+        assert result.exit_code == 2, result.output
+        assert f"Invalid value for {option}: {said}" in result.output
+
+
 def test_the_action_takes_a_baseline_format_and_map(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
