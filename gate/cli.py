@@ -29,6 +29,7 @@ from gate.report.escape import log_text, safe_text
 if TYPE_CHECKING:
     from gate.config import GateConfig
     from gate.metrics.usage import UsageSummary
+    from gate.planning import StimulusGroup
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -607,9 +608,9 @@ def plan(
             rates = [expect] * stimuli
             source = "expect"
             pilot_usage = None
-            counts = None
+            counts = groups = None
         else:
-            rates, counts, pilot_usage = _pilot(pilot, ingest, gate_config.errors, stimuli)
+            rates, counts, groups, pilot_usage = _pilot(pilot, ingest, gate_config.errors, stimuli)
             source = "pilot"
         result = make_plan(
             gate_config,
@@ -618,6 +619,7 @@ def plan(
             source=source,
             pilot_usage=pilot_usage,
             pilot=counts,
+            groups=groups,
         )
     except EvalGateError as error:
         raise BadInput(str(error)) from None
@@ -636,25 +638,33 @@ def plan(
 
 def _pilot(
     patterns: tuple[str, ...], options: IngestOptions, errors: str, stimuli: int | None
-) -> tuple[list[float], tuple[list[int], list[int]], UsageSummary | None]:
+) -> tuple[list[float], tuple[list[int], list[int]], list[StimulusGroup], UsageSummary | None]:
     """Each pilot stimulus's pass rate c/n (with --stimuli, repeated in order to that many),
-    the pilot's trials and passes per stimulus (the plan draws the rates from them), and
-    the pilot's cost and duration per trial when its trials report them."""
+    the pilot's trials and passes per stimulus (the plan draws the rates from them), its
+    suite and tags (a gate's tag: and suite: choose by them), and the pilot's cost and
+    duration per trial when its trials report them."""
     from gate.ingest import load
     from gate.pipeline import table_usage
 
     table, _ = load(patterns, options)
     summary = table.summary(errors == "fail")
-    counted = [(n, c) for n, c in zip(summary.n.tolist(), summary.c.tolist(), strict=True) if n > 0]
+    counted = [
+        (n, c, record)
+        for n, c, record in zip(
+            summary.n.tolist(), summary.c.tolist(), summary.records, strict=True
+        )
+        if n > 0
+    ]
     if not counted:
         raise BadInput("the pilot has no counted trial")
-    rates = [c / n for n, c in counted]
+    rates = [c / n for n, c, _ in counted]
     count = stimuli or len(rates)
     found = table_usage(table)
-    trials = [n for n, _ in counted]
-    passes = [c for _, c in counted]
+    trials = [n for n, _, _ in counted]
+    passes = [c for _, c, _ in counted]
+    groups: list[StimulusGroup] = [(record.suite, record.tags) for _, _, record in counted]
     repeated = [rates[i % len(rates)] for i in range(count)]
-    return repeated, (trials, passes), found[1] if found else None
+    return repeated, (trials, passes), groups, found[1] if found else None
 
 
 @main.command()

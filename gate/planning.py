@@ -33,7 +33,7 @@ expected cost and trial time at the pilot's usage per trial.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 
@@ -98,6 +98,8 @@ class GatePlan:
         expected_outcome: For ``agree``: the verdict the expected (or the pilot's) rates imply.
         reason: Why a gate is not planned or cannot reach ``power`` (a code the
             report words: ``"score"``, ``"metric"``, ``"on target"``, ``"unreachable"``).
+        covers: The planned stimuli a gate with ``tag:`` or ``suite:`` is about, when a
+            pilot says which carry them (``None``: every planned stimulus).
     """
 
     spec: GateSpec
@@ -110,6 +112,11 @@ class GatePlan:
     probability_smaller: float | None = None
     expected_outcome: str | None = None
     reason: str | None = None
+    covers: int | None = None
+
+
+#: a pilot stimulus's suite and tags, which a gate's ``suite:`` and ``tag:`` choose by
+StimulusGroup = tuple[str, "frozenset[str] | set[str]"]
 
 
 class ExpectedSpend(NamedTuple):
@@ -359,6 +366,30 @@ def _searched(
     )
 
 
+def _covered(
+    truths: _Truths, groups: Sequence[StimulusGroup], spec: GateSpec
+) -> tuple[_Truths, int]:
+    """The planned stimuli ``spec`` is about (its tag, its suite), and how many they are.
+
+    Planned stimulus i repeats pilot stimulus i mod P; those whose source is chosen keep
+    their order, so the j-th of them repeats the j-th chosen source (mod their number), as
+    :meth:`_Truths.draw` repeats a pilot.
+    """
+    assert truths.pilot is not None
+    sources = [
+        i
+        for i, (suite, tags) in enumerate(groups)
+        if (spec.tag is None or spec.tag in tags) and (spec.suite is None or suite == spec.suite)
+    ]
+    if not sources:
+        which = f"carries the tag {spec.tag!r}" if spec.tag is not None else "is"
+        where = f" in suite {spec.suite!r}" if spec.suite is not None else ""
+        raise ConfigError(f"plan: gate {spec.kind}: no pilot stimulus {which}{where}")
+    chosen = np.isin(np.arange(truths.rates.size) % len(groups), sources)
+    trials, passes = truths.pilot
+    return _Truths(truths.rates[chosen], (trials[sources], passes[sources])), int(chosen.sum())
+
+
 def rule_is_interval(rule: object) -> bool:
     return isinstance(rule, IntervalRule)
 
@@ -426,13 +457,17 @@ def plan(
     source: str,
     pilot_usage: UsageSummary | None = None,
     pilot: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
+    groups: Sequence[StimulusGroup] | None = None,
 ) -> Plan:
     """Plan every configured gate at the expected per-stimulus pass rates ``rates``
     (``pilot_usage``: the pilot's cost and duration, for :attr:`Plan.spend`).
 
     ``pilot``: the pilot's trials and passes per stimulus, whose rates ``rates`` repeats
     in order. The plan is then predictive: every simulated run draws the true rates from
-    what the pilot allows, not the pilot's c/n (see the module docstring).
+    what the pilot allows, not the pilot's c/n (see the module docstring). ``groups``: each
+    pilot stimulus's suite and tags; a gate with ``tag:`` or ``suite:`` is then planned on
+    the stimuli it is about, as check decides it (a tag no pilot stimulus carries is a
+    ConfigError, as in check). Without them every planned stimulus counts for every gate.
 
     >>> from gate.config import build_config
     >>> config = build_config({"k": 3, "gates": {"pass_hat_k": {"min": 0.8, "bound": "lower"}}})
@@ -456,13 +491,17 @@ def plan(
         if not np.allclose(values, (passes / trials)[np.arange(values.size) % trials.size]):
             raise ConfigError("plan: the rates are not the pilot's, repeated in order")
         truths = _Truths(values, (trials, passes))
-    gates = tuple(
-        replace(
-            _plan_gate(spec, config, truths, power),
-            k=_k(spec, config) if spec.metric in ("pass_at_k", "pass_hat_k") else None,
-        )
-        for spec in config.gates
-    )
+    if groups is not None and (truths.pilot is None or len(groups) != truths.pilot[0].size):
+        raise ConfigError("plan: groups name the suite and tags of every pilot stimulus")
+    planned = []
+    for spec in config.gates:
+        covered, covers = truths, None
+        if groups is not None and (spec.tag is not None or spec.suite is not None):
+            covered, covers = _covered(truths, groups, spec)
+        gate = _plan_gate(spec, config, covered, power)
+        k = _k(spec, config) if spec.metric in ("pass_at_k", "pass_hat_k") else None
+        planned.append(replace(gate, k=k, covers=covers))
+    gates = tuple(planned)
     return Plan(
         stimuli=values.size,
         rates=values,

@@ -71,6 +71,15 @@ def _why(gate: GatePlan, power: float, pilot: bool = False) -> str:
     )
 
 
+def _coverage(plan: Plan, gate: GatePlan) -> str:
+    """Which stimuli a gate with ``tag:`` or ``suite:`` was planned on."""
+    if gate.spec.tag is None and gate.spec.suite is None:
+        return ""
+    if gate.covers is None:
+        return " (With --expect every stimulus is taken to be the gate's; a pilot tells them.)"
+    return f" Planned on the {gate.covers:,} of {wording.stimuli_count(plan.stimuli)} it covers."
+
+
 def _probability(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
 
@@ -109,8 +118,9 @@ def render_plan(plan: Plan) -> str:
         table(header, rows, "lrrrr"),
         "\n".join(
             f"- {_label(plan, gate)}: {_why(gate, plan.power, plan.predictive)}"
+            f"{_coverage(plan, gate)}"
             if len(plan.gates) > 1
-            else f"- {_why(gate, plan.power, plan.predictive)}"
+            else f"- {_why(gate, plan.power, plan.predictive)}{_coverage(plan, gate)}"
             for gate in plan.gates
         ),
         _spend_line(plan),
@@ -184,6 +194,7 @@ def build_plan_report(plan: Plan) -> dict[str, Any]:
                 "probability_at_60_percent": gate.probability_smaller,
                 "expected_outcome": gate.expected_outcome,
                 "reason": gate.reason,
+                "covers": gate.covers,
                 "sentence": _why(gate, plan.power, plan.predictive),
             }
             for gate in plan.gates

@@ -119,6 +119,50 @@ def test_a_pilot_gives_each_stimulus_its_rate(tmp_path) -> None:
     assert data["mean_expected_pass_rate"] == pytest.approx(0.6)  # 9 of 15 trials passed
 
 
+def test_a_gate_with_a_tag_or_suite_is_planned_on_the_pilot_stimuli_it_covers(tmp_path) -> None:
+    """A pilot of A 0/5 and D 1/5 (tagged critical) and B, C 5/5: a pass-rate gate on the
+    critical stimuli is about A and D alone (check fails it: 1 of 10 passed). The plan drew
+    all four, so it planned for a gate the pilot's own rates pass; a misspelt tag was
+    planned too (check refuses it: exit 2)."""
+    from gate.errors import ConfigError
+    from gate.planning import plan as make_plan
+
+    rates, trials, passes = [0.0, 1.0, 1.0, 0.2], [5] * 4, [0, 5, 5, 1]
+    groups = [("s1", {"critical"}), ("s1", set()), ("s1", set()), ("s1", {"critical"})]
+    tagged = build_config({"gates": {"pass_rate": {"min": 0.5, "tag": "critical"}}})
+    untagged = build_config({"gates": {"pass_rate": {"min": 0.5}}})
+    (gate,) = make_plan(tagged, rates, source="pilot", pilot=(trials, passes), groups=groups).gates
+    (alone,) = make_plan(untagged, [0.0, 0.2], source="pilot", pilot=([5, 5], [0, 1])).gates
+    assert (gate.trials, gate.probability, gate.covers) == (alone.trials, alone.probability, 2)
+    assert gate.expected_outcome == "fail"
+    (everyone,) = make_plan(tagged, rates, source="pilot", pilot=(trials, passes)).gates
+    assert everyone.expected_outcome == "pass" and everyone.covers is None  # the old plan
+    # --stimuli 10 repeats the pilot in order: A B C D A B C D A B, of which 5 are critical.
+    repeated = [rates[i % 4] for i in range(10)]
+    (wider,) = make_plan(
+        tagged, repeated, source="pilot", pilot=(trials, passes), groups=groups
+    ).gates
+    assert wider.covers == 5
+    for spec, said in (
+        ({"tag": "critcal"}, "no pilot stimulus carries the tag 'critcal'"),
+        ({"suite": "s2"}, "no pilot stimulus is in suite 's2'"),
+    ):
+        with pytest.raises(ConfigError, match=said):
+            config = build_config({"gates": {"pass_rate": {"min": 0.5, **spec}}})
+            make_plan(config, rates, source="pilot", pilot=(trials, passes), groups=groups)
+    records = [
+        {"suite": "s1", "stimulus": name, "trial": t, "passed": t < c, "tags": sorted(tags)}
+        for (_, tags), name, c in zip(groups, "ABCD", passes, strict=True)
+        for t in range(5)
+    ]
+    pilot = tmp_path / "pilot.jsonl"
+    pilot.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    config = tmp_path / "gates.yml"
+    config.write_text("gates:\n  pass_rate: {min: 0.5, tag: critcal}\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["plan", "--pilot", str(pilot), "--config", str(config)])
+    assert result.exit_code == 2 and "no pilot stimulus carries the tag 'critcal'" in result.output
+
+
 def test_the_plan_quoted_in_docs_plan_md_is_the_real_one() -> None:
     from pathlib import Path
 
