@@ -15,6 +15,7 @@ the standard library (measured in the commit that added it).
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -443,6 +444,7 @@ def render_terminal(outcome: CheckOutcome, term: Terminal | None = None) -> str:
         blocks.append(term.paragraph(wording.usage_line(outcome.usage, term.heading)))
     if len(suites) == 1:
         blocks.append([term.heading("Stimuli, worst first"), "", *_stimuli(outcome, s, term)])
+    blocks.append(_messages(s, term))
     shown = shown_suites(suites)
     if 0 < len(shown) < len(suites):
         blocks.append(term.paragraph(wording.suites_shown_note(len(shown), len(suites))))
@@ -468,5 +470,38 @@ def render_terminal(outcome: CheckOutcome, term: Terminal | None = None) -> str:
             *term.bullets(_methods(outcome, s), DIM),
         ]
     )
-    return "\n\n".join("\n".join(block) for block in blocks if block) + "\n"
+    text = "\n\n".join("\n".join(block) for block in blocks if block) + "\n"
+    # Under `script` (a terminal in CI, for colour) each line is also a line of the job's
+    # log: one that starts with "::" (a stimulus named "::error::x" heads a table row) is a
+    # workflow command there.
+    return _WORKFLOW_COMMAND_START.sub(" ::", text)
+
+
+def _message_text(text: str) -> str:
+    return terminal_text(text, 300)
+
+
+_WORKFLOW_COMMAND_START = re.compile(r"^::", re.MULTILINE)
+#: stimuli whose failure messages the terminal shows (the summary shows 200, the JSON all)
+MESSAGE_STIMULI = 10
+
+
+def _messages(s: SuiteScore, term: Terminal) -> list[str]:
+    """Why trials failed: the first messages of the worst failing stimuli (the Markdown
+    summary's section, shorter)."""
+    if not s.per_trial:
+        return []
+    failing = (x for x in worst_first(s.stimuli) if x.passes < x.trials and x.messages)
+    chosen = list(itertools.islice(failing, MESSAGE_STIMULI))
+    if not chosen:
+        return []
+    title = wording.MESSAGES_SUMMARY.format(count=wording.stimuli_count(len(chosen)))
+    lines = [term.heading(title)]
+    for x in chosen:
+        name = f"{x.suite}/{x.name}" if len(s.suite_names) > 1 else x.name
+        lines += term.bullets([wording.stimulus_messages_label(name, x.passes, x.trials, _plain)])
+        for message in x.messages:
+            sentence = wording.message_sentence(message, _message_text)
+            lines += [term.style(line, DIM) for line in wrap(sentence, term.prose, "    ", "  • ")]
+    return lines
 

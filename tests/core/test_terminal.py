@@ -213,3 +213,32 @@ def test_errored_trials_show_the_error_message_not_an_object(write_jsonl) -> Non
     (row,) = [line for line in view.splitlines() if line.startswith("a ") and "sandbox" in line]
     assert row.split() == ["a", "1", "sandbox", "timed", "out"]
     assert "TrialMessage" not in view
+
+
+def test_the_terminal_says_why_trials_failed(
+    failing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Markdown summary had "Why trials failed"; the terminal view, what a developer
+    runs locally, showed no failure message at all (only the errored trials' table)."""
+    plain = ANSI.sub("", on_terminal(monkeypatch).stdout)
+    block = plain.split("Why trials failed (the first messages of 3 stimuli)\n", 1)[1]
+    assert block.split("\n\n", 1)[0].splitlines() == [
+        "• Fix off-by-one in paginator (0/3 passed)",
+        "  • trial 0 failed (results.jsonl:5): test_last_page: expected 10 items, got 9",
+        "  • trial 2 errored (results.jsonl:15): sandbox timed out after 600 s",
+        "• Generate OpenAPI schema stub (1/3 passed)",
+        "  • trial 0 failed (results.jsonl:4): schema has no 'paths' section",
+        "• Refactor auth middleware (2/3 passed)",
+        "  • trial 1 failed (results.jsonl:8): test_expired_token: AssertionError: 200 != 401",
+    ]
+
+
+def test_no_line_of_the_terminal_view_starts_a_workflow_command(write_jsonl) -> None:
+    """Under `script` in CI (a terminal, for colour) the view is the job's log: a stimulus
+    named ``::error::x`` headed a table row, and so a line, with a workflow command."""
+    records = trials_of("::error::injected", "PFF") + trials_of("b", "PPP")
+    records[1]["message"] = "::warning::also injected"
+    outcome = run_check(request_from_options([str(write_jsonl(records))], config=None))
+    view = render_terminal(outcome, Terminal(100, color=False))
+    assert " ::error::injected" in view and "::warning::also injected" in view
+    assert not any(line.startswith("::") for line in view.splitlines())
