@@ -272,7 +272,7 @@ def _gates(outcome: CheckOutcome, term: Terminal) -> list[str]:
                 Cell(name),
                 Cell(wording.value_text(gate)),
                 Cell(wording.bounds_text(gate)),
-                Cell(wording.target_text(gate)),
+                Cell(wording.target_text(gate, short=True)),  # the sentence has the rest
                 Cell(wording.OUTCOME_WORD[gate.outcome], (OUTCOME_COLOUR[gate.outcome],)),
             ]
         )

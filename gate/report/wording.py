@@ -159,11 +159,13 @@ def metric_label(metric: str, k: int | None, estimator: str = "unbiased") -> str
     }.get(metric, metric)
 
 
-def target_text(decision: GateDecision) -> str:
-    """'≥ 0.8', '≤ 20%' (flakiness reads as a percent), 'Δ ≥ −5 pts' for a drop."""
+def target_text(decision: GateDecision, short: bool = False) -> str:
+    """'≥ 0.8', '≤ 20%' (flakiness reads as a percent), 'Δ ≥ −5 pts (pass: Δ > −10 shown)'
+    for a drop (``short``: without the margin a pass rules out, where the sentence says it)."""
     spec = decision.spec
     if spec.kind == "max_regression":
-        return f"Δ ≥ −{margin_points(spec.target)} pts" if spec.target else "Δ ≥ 0"
+        target = f"Δ ≥ −{margin_points(spec.target)} pts" if spec.target else "Δ ≥ 0"
+        return target if short else target + _decides_at(spec)
     if spec.kind == "min_improvement":
         return f"Δ > +{margin_points(spec.target)} pts" if spec.target else "Δ > 0"
     if spec.kind == COMPLETED_TRIALS:
@@ -172,6 +174,14 @@ def target_text(decision: GateDecision) -> str:
     if spec.kind == "max_flakiness":
         return f"{sign} {pct(spec.target)}"
     return f"{sign} {spec.target:g}"
+
+
+def _decides_at(spec: GateSpec) -> str:
+    """A suite regression gate passes once a drop of its ``detectable`` margin is ruled out,
+    not at its target: an estimate between the two passes, which 'Δ ≥ −5 pts' alone hid."""
+    if spec.scope != "suite" or spec.detectable is None or spec.detectable == spec.target:
+        return ""
+    return f" (pass: Δ > −{margin_points(spec.detectable)} shown)"
 
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -525,9 +535,13 @@ def _regression_sentence(decision: GateDecision, escape: Escape) -> str:
                 f"the baseline by more than {d} points ({bounds}; {test.method}, {p})."
             )
         if decision.outcome == "pass":
+            past = ""
+            if test.delta is not None and test.delta < -spec.target:
+                past = f", though the estimated drop ({-100 * test.delta:.1f} points) is beyond it"
             return (
                 f"Pass: a drop of {detect} points or more is ruled out at {level} "
-                f"confidence ({bounds}); a drop beyond {d} points is not shown."
+                f"confidence ({bounds}); the data do not show a drop beyond {d} "
+                f"points{past}."
             )
         return (
             f"Inconclusive: the data neither show a drop beyond {d} points nor rule out one "

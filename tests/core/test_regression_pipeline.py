@@ -256,7 +256,26 @@ def test_gates_keep_configuration_order_across_comparisons(write_jsonl, tmp_path
     assert len(outcome.comparisons) == 2  # 95% and 99%
     lines = render_summary(outcome).splitlines()
     (row,) = [line for line in lines if "(one-sided 99% bounds" in line]
-    assert "| Δ ≥ 0 |" in row  # δ = 0 is "≥ 0", never "≥ -0"
+    # δ = 0 is "≥ 0", never "≥ -0"; the margin a pass must rule out (δ + 5 points) beside it
+    assert "| Δ ≥ 0 (pass: Δ > −5 shown) |" in row
+
+
+def test_a_pass_with_the_estimate_past_the_margin_says_so(write_jsonl, tmp_path) -> None:
+    """400 stimuli × 5 trials, 110 of them 5/5 → 4/5: Δ = −110 · 0.2 / 400 = −5.5 points.
+    A drop beyond 5 is not shown and one of 10 is ruled out, so the gate passes (by
+    design: it fails only on a drop shown beyond its margin), but the row's target read
+    "Δ ≥ −5 pts" beside a value of −5.5 and a pass, and the sentence did not say why."""
+    base = [r for i in range(400) for r in trials_of(f"s{i}", "PPPPP")]
+    cand = [r for i in range(400) for r in trials_of(f"s{i}", "PPPPF" if i < 110 else "PPPPP")]
+    outcome = run_pair(write_jsonl, cand, base, "gates:\n  max_regression: 0.05\n", tmp_path)
+    (gate,) = outcome.gates
+    assert gate.outcome == "pass" and gate.value == pytest.approx(-0.055)
+    assert wording.target_text(gate) == "Δ ≥ −5 pts (pass: Δ > −10 shown)"
+    assert wording.target_text(gate, short=True) == "Δ ≥ −5 pts"
+    assert wording.gate_sentence(gate).endswith(
+        "the data do not show a drop beyond 5 points, though the estimated drop (5.5 points) "
+        "is beyond it."
+    )
 
 
 def test_the_sentences_quoted_in_docs_regression_md_are_the_real_ones() -> None:
