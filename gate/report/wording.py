@@ -515,7 +515,8 @@ def _regression_sentence(decision: GateDecision, escape: Escape) -> str:
         return (
             f"Inconclusive: no stimulus is shown worse ({how}), but for "
             f"{stimuli_count(len(decision.undecided))} a drop of more than "
-            f"{margin_points(spec.detectable)} points cannot be ruled out yet."
+            f"{margin_points(spec.detectable)} points (its detectable margin) cannot be ruled "
+            "out yet."
         )
     test = comparison.test
     delta = points(test.delta) if test.delta is not None else "?"
