@@ -912,7 +912,8 @@ def reading_sentence(suite: SuiteScore, bold: Callable[[str], str] = _plain) -> 
         f"{bold('Capability vs consistency:')} pass@{k} = {percent(suite.pass_at_k)} "
         f"(capability), pass^{k} = {percent(suite.pass_hat_k)} (consistency) → "
         f"{bold(suite.reading)}: {READING_ADVICE[suite.reading]}. Per stimulus: {parts}. "
-        f'("High": a point estimate ≥ {HIGH:.0%}; the gates decide on the data.)'
+        f"(Capable: pass@{k} ≥ {HIGH:.0%}; consistent: pass^{k} ≥ {HIGH:.0%}; point estimates, "
+        "a reading, not a verdict: the gates decide on the data.)"
     )
 
 
