@@ -45,6 +45,12 @@ if TYPE_CHECKING:
 
 KIND = "metric"
 
+#: metrics in whole percents (reference 004): a target strictly between 0 and 1 is a
+#: fraction written for them ("rates are fractions, everywhere" misread), never a real one.
+PERCENT_SCALE = frozenset(
+    {"reliability.graceful_degradation", "reliability.variance_amplification"}
+)
+
 #: Metrics whose per-stimulus estimator is an unbiased U-statistic of degree k with a kernel
 #: in [0, 1], averaged over the stimuli. A gate on one decides on the suite interval at
 #: n_eff = M·min(nᵢ)/k (:func:`gate.metrics.suite_interval`), as the built-in pass@k and
@@ -146,6 +152,12 @@ def parse_metric_gates(
         for direction, target in (("min", gate.minimum), ("max", gate.maximum)):
             if target is None:
                 continue
+            if metric.info.name in PERCENT_SCALE and 0 < target < 1:
+                raise ConfigError(
+                    f"{where}: gate metric {metric.info.name!r} is in whole percents (0 to "
+                    f"100); {direction}: {target:g} reads as a fraction: write "
+                    f"{direction}: {100 * target:g}"
+                )
             chosen: str = "interval" if wants_interval else (gate.bound or bound)
             if chosen in ("interval", "lower", "upper") and not has_interval:
                 chosen = "estimate" if gate.bound is None else chosen

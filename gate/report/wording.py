@@ -486,10 +486,11 @@ def _point_verdict(decision: GateDecision, escape: Escape) -> str:
         )
     count = len(decision.failing)
     verb = "is" if count == 1 else "are"
+    # One stimulus is its own worst: "a (worst a, at 0)" said its name twice.
+    worst_part = f"at {value}" if count == 1 else f"worst {worst}, at {value}"
     return (
         f"Fail: {stimuli_count(count)} {verb} outside the target ({target_text(decision)}) "
-        f"on {metric}: {some(decision.failing, escape)} (worst {worst}, at {value}). "
-        f"{POINT_CAVEAT}"
+        f"on {metric}: {some(decision.failing, escape)} ({worst_part}). {POINT_CAVEAT}"
     )
 
 

@@ -16,6 +16,7 @@ from gate.config import build_config
 from gate.errors import ConfigError
 from gate.metrics import suite_interval
 from gate.pipeline import CheckRequest, run_check
+from gate.report import wording
 from gate.report.json_report import build_report
 from gate.schemas import validator
 from tests.conftest import EXAMPLES, trials_of
@@ -86,6 +87,28 @@ def test_a_stimulus_gate_names_the_failing_stimuli() -> None:
     (gate,) = outcome.gates
     assert gate.outcome == "fail" and gate.failing == ("edge-case-handling",)
     assert gate.value == 80.0
+    # One failing stimulus is its own worst: its name was said twice.
+    assert wording.gate_sentence(gate).startswith(
+        "Fail: 1 stimulus is outside the target (≥ 90) on reliability.graceful_degradation: "
+        "edge-case-handling (at 80). "
+    )
+
+
+def test_a_fraction_on_a_whole_percent_metric_is_refused() -> None:
+    """graceful_degradation is 0-100: min: 0.8 was taken as 0.8 of a percent, a gate that
+    only an all-failing stimulus misses, where 80 was meant."""
+    for direction, target, written in (("min", 0.8, 80), ("max", 0.25, 25)):
+        for metric in ("reliability.graceful_degradation", "reliability.variance_amplification"):
+            entry = {"metric": metric, "scope": "stimuli", direction: target}
+            with pytest.raises(ConfigError) as caught:
+                build_config({"gates": {"metric": entry}})
+            assert (
+                f"gate metric {metric!r} is in whole percents (0 to 100); {direction}: "
+                f"{target:g} reads as a fraction: write {direction}: {written}"
+            ) in str(caught.value)
+    for target in (0, 1, 80):  # whole percents, 0 and 1 included
+        build_config({"gates": {"metric": {"metric": "reliability.graceful_degradation",
+                                           "scope": "stimuli", "min": target}}})  # fmt: skip
 
 
 def test_unknown_names_and_parameters_exit_2_with_a_suggestion(tmp_path: Path) -> None:
