@@ -107,7 +107,10 @@ def render_plan(plan: Plan) -> str:
     if plan.source == "expect":
         source = f"an expected pass rate of {plan.rates[0]:g} for every stimulus"
     elif plan.predictive:
-        source = "the pass rates the pilot run allows (drawn anew in every simulated run)"
+        source = (
+            "the pass rates the pilot run allows (drawn anew in every simulated run; the "
+            "trials planned are a new run's, the pilot's own not counted)"
+        )
     else:
         source = "the pass rates of the pilot run"
     lines = [

@@ -293,8 +293,9 @@ def test_a_pilot_plan_draws_the_rates_the_pilot_allows() -> None:
     (gate,) = drawn.gates
     assert drawn.predictive and gate.trials is not None and gate.trials > 3
     assert gate.probability is not None and 0.8 <= gate.probability < 1.0
-    assert "the pass rates the pilot run allows (drawn anew in every simulated run)" in (
-        render_plan(drawn)
+    assert (
+        "the pass rates the pilot run allows (drawn anew in every simulated run; the trials "
+        "planned are a new run's, the pilot's own not counted)" in render_plan(drawn)
     )
     with pytest.raises(ConfigError, match="not the pilot's"):
         plan(config, [0.5] * 20, source="pilot", pilot=([3] * 20, [3] * 20))
