@@ -781,10 +781,19 @@ def delta_sentence(comparison: Comparison, bold: Callable[[str], str] = _plain) 
         return "No stimulus is in both runs: nothing to compare."
     lo, hi = test.interval
     metric = comparison_metric(comparison)
+    level = pct(comparison.confidence)
+    whole = ""
+    if test.patterns is not None and (lo, hi) == tuple(comparison.limits):
+        # Beside a regression gate's one-sided bounds (each side at the level) the whole
+        # range read as a contradiction; it is what an exact test of so few stimuli allows.
+        whole = (
+            f" (the whole range: with {plural(test.stimuli, 'stimulus', 'stimuli')} no "
+            f"difference can be excluded two-sided at {level}; one-sided bounds are narrower)"
+        )
     return (
         f"{bold(f'Δ {metric} = {points(test.delta)} points')} (candidate − baseline, mean "
         f"over {plural(test.stimuli, 'shared stimulus', 'shared stimuli')}), two-sided "
-        f"{pct(comparison.confidence)} interval [{points(lo)}, {points(hi)}]; test: "
+        f"{level} interval [{points(lo)}, {points(hi)}]{whole}; test: "
         f"{paired_test_reason(test)}."
     )
 

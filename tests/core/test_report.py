@@ -120,8 +120,10 @@ def test_delta_line_has_interval_and_one_sided_p_without_any_gate(write_jsonl, t
     summary = render_summary(outcome)
     assert (
         "**Δ pass rate = −13.3 points** (candidate − baseline, mean over 5 shared stimuli), "
-        "two-sided 95% interval [−100.0, +100.0]; test: exact sign"
-    ) in summary
+        "two-sided 95% interval [−100.0, +100.0] (the whole range: with 5 stimuli no "
+        "difference can be excluded two-sided at 95%; one-sided bounds are narrower); test: "
+        "exact sign"
+    ) in summary  # the smallest two-sided p of 32 sign patterns, 2/32, is above 0.05
     # the p-value worded so that it cannot be read as "a 25% chance that it is worse"
     assert (
         "- Evidence of a drop: one-sided p = 0.250: if the candidate were truly no worse than "
