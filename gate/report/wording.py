@@ -1085,12 +1085,22 @@ def counted_trials(trials: int, errors: int, policy: str, *, short: bool = False
 
 
 def money(value: float) -> str:
-    """US dollars with as many digits as a cost needs: $1,234, $12.35, $0.0123."""
+    """US dollars with as many digits as a cost needs: $1,234, $12.35, $0.0123; never in
+    scientific notation (a change of $5.33e-05 per trial read as code, not money).
+
+    >>> money(1234.5), money(12.345), money(0.01234), money(0.0000533), money(0.0)
+    ('$1,234', '$12.35', '$0.0123', '$0.0000533', '$0')
+    """
     if value >= 100:
         return f"${value:,.0f}"
     if value >= 1:
         return f"${value:,.2f}"
-    return f"${value:#.3g}" if value > 0 else "$0"
+    if value <= 0:
+        return "$0"
+    if value >= 0.001:
+        return f"${value:#.3g}"
+    decimals = min(12, 2 - math.floor(math.log10(value)))  # three significant digits
+    return f"${value:.{decimals}f}"
 
 
 def seconds(value: float) -> str:
