@@ -98,7 +98,7 @@ def template_gates() -> dict[str, TemplateGate]:
                 f'"Is this reliable for CI?" Suite pass rate (mean over stimuli) ≥ {CI_PASS_RATE},',
                 "decided on its interval: pass when the interval clears the target, fail when it",
                 "misses it, otherwise inconclusive (exit code 3; the report says how many more",
-                "trials would decide). The gate check applies when none is configured.",
+                "trials would decide). `check` applies this gate when none is configured.",
             ),
             ("pass_rate:", f"  min: {CI_PASS_RATE}", "  bound: interval"),
         ),
@@ -184,7 +184,7 @@ def template(config_name: str = DEFAULT_CONFIG_FILE) -> str:
     """The commented template: every gate kind, with reference 001's guidance.
 
     Active: the suite pass rate ≥ 0.7 decided on its interval (reference 001's CI threshold,
-    and the gate check applies when none is configured); every other kind is shown commented
+    and the gate `check` applies when none is configured); every other kind is shown commented
     out with the question it answers.
     """
     (first, *others) = template_gates().values()
@@ -271,9 +271,25 @@ def _flakiness_gate(suite: SuiteScore) -> TemplateGate:
 def _score_gate(suite: SuiteScore) -> TemplateGate:
     if all(s.unscored for s in suite.stimuli):
         return template_gates()["threshold"]
+    scores = [s.aggregate_score for s in suite.stimuli if not s.unscored and s.trials]
+    if len(scores) < 2:
+        return TemplateGate(
+            (f"Observed suite score = {suite.score:.2f} (mean weighted grader aggregate).",),
+            (f"threshold: {_floor2(suite.score):g}",),
+        )
+    # The gate is on the point estimate: a target at the estimate itself fails about half
+    # the re-runs of an agent just as good. Two standard errors over stimuli below it do not.
+    mean = sum(scores) / len(scores)
+    spread = math.sqrt(sum((x - mean) ** 2 for x in scores) / (len(scores) - 1))
+    error = spread / math.sqrt(len(scores))
     return TemplateGate(
-        (f"Observed suite score = {suite.score:.2f} (mean weighted grader aggregate).",),
-        (f"threshold: {_floor2(suite.score):g}",),
+        (
+            f"Observed suite score = {suite.score:.2f} (mean weighted grader aggregate;",
+            f"standard error {error:.2g} over {len(scores)} stimuli). The target is two standard",
+            "errors below it, so a re-run as good passes; a score gate is on the point",
+            "estimate (no error control).",
+        ),
+        (f"threshold: {_floor2(max(0.0, suite.score - 2 * error)):g}",),
     )
 
 

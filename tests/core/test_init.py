@@ -456,3 +456,14 @@ def test_init_words_a_run_of_one_stimulus_and_one_trial_in_the_singular(workdir:
     text = (workdir / ".eval-gate.yml").read_text(encoding="utf-8")
     assert "on 1 stimulus × 1 trial (mean over stimuli);" in text
     assert "1 stimuli" not in text and "1 trials" not in text
+
+
+def test_the_suggested_score_threshold_is_two_standard_errors_below_the_estimate() -> None:
+    """examples/passing: stimulus scores 0.9267 (four of them), 0.9467 and 0.8133; mean
+    0.9111, standard deviation 0.0486, standard error 0.0486/√6 = 0.0198; the target
+    0.9111 − 2 · 0.0198 = 0.8715, floored to 0.87. It was 0.91, the estimate itself, which
+    a re-run as good as this one misses about half the time (a score gate has no interval)."""
+    table, _ = load([str(EXAMPLES / "passing" / "results.json")])
+    text = config_template.suggest(score_table(table), ["results.json"])
+    assert "  # threshold: 0.87\n" in text
+    assert "# standard error 0.02 over 6 stimuli). The target is two standard" in text
