@@ -56,9 +56,14 @@ def build_annotations(outcome: CheckOutcome) -> list[Annotation]:
         )
         for g in outcome.failed_gates
     ]
+    # An inconclusive gate that on_inconclusive: fail turns into exit code 1 fails the step:
+    # an error like a failed gate's, not a warning beside a red step with no error at all.
+    undecided: Literal["error", "warning"] = (
+        "error" if outcome.config.on_inconclusive == "fail" else "warning"
+    )
     notes += [
         Annotation(
-            "warning",
+            undecided,
             f"eval-gate: gate inconclusive: {wording.gate_name(g)}",
             " ".join(x for x in (wording.gate_sentence(g), wording.advice_sentence(g)) if x),
         )

@@ -462,6 +462,22 @@ def test_annotations_without_messages_point_at_the_first_failed_trial(write_json
     ]
 
 
+def test_an_inconclusive_gate_counted_as_a_fail_is_an_error_annotation(write_jsonl) -> None:
+    """on_inconclusive: fail makes an inconclusive verdict exit 1 (a red step), but its only
+    annotation was a warning: the step failed with no error to say why."""
+    from gate.report.annotations import build_annotations
+
+    path = write_jsonl([r for s in "abc" for r in trials_of(s, "PPF")])  # 6/9: straddles 0.7
+    for policy, level in (("fail", "error"), ("inconclusive", "warning"), ("pass", "warning")):
+        request = request_from_options(
+            [str(path)], config=None, overrides={"on_inconclusive": policy}
+        )
+        outcome = run_check(request)
+        assert outcome.verdict == "inconclusive"
+        (note,) = [n for n in build_annotations(outcome) if "gate inconclusive" in n.title]
+        assert note.level == level, policy
+
+
 def test_annotations_judge_a_stimulus_of_the_gates_own_suite_only(write_jsonl, tmp_path) -> None:
     """Suites a and b both hold a t1; a gate on suite a fails a's t1 (1/3). b's t1 (2/3) was
     also annotated as a stimulus that gate failed, both under the same bare name."""
