@@ -10,6 +10,7 @@ same precise message as ever. ``jsonschema`` is imported on that first error
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Sequence
 from functools import cache
@@ -133,7 +134,10 @@ def _describe(error: ValidationError) -> tuple[str, str | None, str | None]:
         extra = [k for k in keys if k not in allowed]
         name = extra[0] if extra else "?"
         expected = "one of " + ", ".join(allowed) if allowed else None
-        return f"unknown field {name!r}", expected, None
+        close = difflib.get_close_matches(str(name), allowed, n=1)
+        guess = f" (did you mean {close[0]!r}?)" if close else ""
+        return f"unknown field {name!r}{guess}", expected, None
+
     if kind == "anyOf" and all("required" in s for s in value):
         names = [s["required"][0] for s in value]
         if "outcome" in names:
@@ -166,6 +170,18 @@ def _describe(error: ValidationError) -> tuple[str, str | None, str | None]:
     return error.message, None, None
 
 
+def _unknown_field(errors: Sequence[ValidationError], path: Any) -> ValidationError | None:
+    """An ``additionalProperties`` error at ``path``, among ``errors`` and the alternatives
+    of their oneOf/anyOf (breadth first), or None."""
+    pending = list(errors)
+    while pending:
+        error = pending.pop(0)
+        if error.validator == "additionalProperties" and error.absolute_path == path:
+            return error
+        pending += error.context or ()
+    return None
+
+
 def _said(error: ValidationError) -> str | None:
     """The first sentence of the failing schema's description, or of the oneOf/anyOf of the
     same value that holds it (a rate is a number or a string: its words are on the choice)."""
@@ -196,6 +212,11 @@ def validate(instance: Any, name: str, where: Provenance) -> None:
     # The deepest error is the most specific one ("/status" beats "the trial has no outcome").
     depth = max(len(e.absolute_path) for e in errors)
     error = best_match(e for e in errors if len(e.absolute_path) == depth)
+    if isinstance(error.instance, dict):
+        # A mapping where a number or a mapping may stand ({min: 0.5, scoep: stimuli}):
+        # best_match takes the number's branch ("expected a rate ... found {...}"); the
+        # mapping's own problem, an unknown field, is the one to name.
+        error = _unknown_field(errors, error.absolute_path) or error
     message, expected, found = _describe(error)
     inner = (where.pointer or "") + _pointer(error.absolute_path) if error.absolute_path else None
     located = Provenance(where.file, where.line, inner or where.pointer)
