@@ -71,7 +71,11 @@ def build_annotations(outcome: CheckOutcome) -> list[Annotation]:
     ]
     # Before any stimulus: a warning that the input may be misread (or the comparison is
     # partial) bears on every verdict, and the runner shows only the first 10 warnings.
-    warnings = list(outcome.warnings) + wording.comparison_warnings(outcome)
+    warnings = [
+        *outcome.warnings,
+        *wording.level_warnings(outcome),
+        *wording.comparison_warnings(outcome),
+    ]
     notes += [Annotation("warning", "eval-gate: warning", w) for w in warnings]
     # A gate names failing stimuli of its own suite: the same name in another suite is
     # another stimulus, which that gate did not judge.

@@ -8,6 +8,7 @@ import pytest
 
 from gate.ingest import IngestOptions
 from gate.pipeline import request_from_options, run_check
+from gate.report import wording
 from gate.report.escape import md_text
 from gate.report.json_report import build_report
 from gate.report.markdown import FOLD_ROWS, MAX_STIMULUS_ROWS, render_summary
@@ -778,3 +779,33 @@ def test_a_level_between_whole_percents_is_never_rounded_to_100(write_jsonl, tmp
 
     assert "would turn up less than 1% of the time" in p_value_meaning(1.3e-11)
     assert "would turn up more than 99% of the time" in p_value_meaning(0.996)
+
+
+def test_a_mid_p_level_other_than_95_percent_is_warned_of_and_the_warning_is_true(
+    write_jsonl,
+) -> None:
+    """Mid-p's coverage floor is tuned at 95%. Exact coverage at 90% and n = 45, at its
+    lowest (just past an interval's end, where coverage drops; scipy's binomial pmf, an
+    independent sum): about 0.83, not 0.90; Clopper-Pearson holds 0.90 there. A report
+    labelled "90%" said nothing of it."""
+    from scipy import stats
+
+    from gate.metrics import rate_interval
+
+    def lowest(method: str) -> float:
+        bounds = [rate_interval(c, 45, 0.9, method) for c in range(46)]
+        ends = [b.hi + 1e-9 for b in bounds if b.hi < 1] + [b.lo - 1e-9 for b in bounds if b.lo > 0]
+        return min(
+            sum(stats.binom.pmf(c, 45, p) for c, b in enumerate(bounds) if b.lo <= p <= b.hi)
+            for p in ends
+        )
+
+    assert lowest("mid-p") < 0.85  # 0.8275 at p = 0.9495: "several points below"
+    assert lowest("clopper-pearson") >= 0.9 - 1e-9  # the method the warning points to
+    path = write_jsonl([r for s in "abc" for r in trials_of(s, "PPF")])
+    for confidence, warned in (("0.9", True), ("0.95", False)):
+        request = request_from_options(
+            [str(path)], config=None, overrides={"confidence": confidence}
+        )
+        said = wording.warnings(run_check(request))
+        assert any("calibrated at 95%" in w for w in said) is warned
