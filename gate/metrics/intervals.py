@@ -505,9 +505,15 @@ def suite_interval_label(method: str, n_eff: float, k: int) -> str:
     >>> suite_interval_label("mid-p", 15, 1), suite_interval_label("mid-p", 5, 3)
     ('mid-p at the suite estimate, n_eff = M·min(nᵢ) = 15', \
 'mid-p at the suite estimate, n_eff = M·min(nᵢ)/k = 5')
+    >>> suite_interval_label("wilson", 1e6, 1), suite_interval_label("wilson", 4 / 3, 3)
+    ('wilson at the suite estimate, n_eff = M·min(nᵢ) = 1,000,000', \
+'wilson at the suite estimate, n_eff = M·min(nᵢ)/k = 1.333')
     """
     formula = "M·min(nᵢ)" if k == 1 else "M·min(nᵢ)/k"
-    return f"{method} at the suite estimate, n_eff = {formula} = {n_eff:.4g}"
+    # Never in scientific notation (a million trials read as "1e+06" in a report).
+    whole = n_eff >= 1000 or float(n_eff).is_integer()
+    size = f"{n_eff:,.0f}" if whole else f"{n_eff:.4g}"
+    return f"{method} at the suite estimate, n_eff = {formula} = {size}"
 
 
 def suite_bounds(
