@@ -839,12 +839,12 @@ def _refuse_overwriting_inputs(
 ) -> None:
     """Exit code 2 when an output path is one of the files the patterns name, ``config``,
     or (``default_config``) the .eval-gate.yml that applies when no --config is given."""
-    from gate.config import DEFAULT_CONFIG_FILE
+    from gate.config import default_config_path
     from gate.fileio import refuse_overwriting
     from gate.ingest import input_files
 
-    if config is None and default_config and os.path.exists(DEFAULT_CONFIG_FILE):
-        config = DEFAULT_CONFIG_FILE
+    if config is None and default_config:
+        config = default_config_path()
     refuse_overwriting(outputs, input_files(*patterns, config=config))
 
 

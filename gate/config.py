@@ -393,6 +393,13 @@ def _number(name: str, text: str, *, integer: bool = False) -> float:
     return value
 
 
+def default_config_path() -> str | None:
+    """``.eval-gate.yml`` when the working folder holds one: a link that leads nowhere
+    counts (reading it says so), where ``os.path.exists`` ignored it and the default gate
+    applied without a word."""
+    return DEFAULT_CONFIG_FILE if os.path.lexists(DEFAULT_CONFIG_FILE) else None
+
+
 def load_config(
     path: str | None,
     overrides: Mapping[str, str | None] | None = None,
@@ -427,8 +434,8 @@ def _blame(
         _load_config(path, {})
     except ConfigError:
         return error
-    if path is None and os.path.exists(DEFAULT_CONFIG_FILE):
-        path = DEFAULT_CONFIG_FILE
+    if path is None:
+        path = default_config_path()
     for name, value in given.items():
         try:
             _load_config(path, {name: value})
@@ -447,8 +454,8 @@ def _without_place(message: str, path: str | None) -> str:
 
 
 def _load_config(path: str | None, overrides: Mapping[str, str | None]) -> GateConfig:
-    if path is None and os.path.exists(DEFAULT_CONFIG_FILE):
-        path = DEFAULT_CONFIG_FILE
+    if path is None:
+        path = default_config_path()
     data = dict(read_config_file(path)) if path else {}
     given = {k: v for k, v in overrides.items() if v not in (None, "")}
     unknown = sorted(set(given) - set(OVERRIDE_NAMES))

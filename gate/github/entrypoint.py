@@ -227,11 +227,9 @@ def evaluate(env: Mapping[str, str], *, write_report: bool = True) -> Evaluation
 
 
 def _config_file(inputs: ActionInputs) -> str | None:
-    from gate.config import DEFAULT_CONFIG_FILE
+    from gate.config import default_config_path
 
-    if inputs.config:
-        return inputs.config
-    return DEFAULT_CONFIG_FILE if os.path.exists(DEFAULT_CONFIG_FILE) else None
+    return inputs.config or default_config_path()
 
 
 def post_comment(

@@ -246,3 +246,22 @@ def test_schema_errors_use_the_fields_description(
     message = str(caught.value)
     assert all(fragment in message for fragment in fragments), message
     assert "matching" not in message and "is not valid under" not in message
+
+
+def test_a_default_configuration_link_that_leads_nowhere_is_an_error_not_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dangling .eval-gate.yml was taken for no file: the default gate applied without a
+    word, where the team's own gates were meant."""
+    from click.testing import CliRunner
+
+    from gate.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".eval-gate.yml").symlink_to("moved-away.yml")
+    with pytest.raises(ConfigError, match=r"\.eval-gate\.yml: cannot read: No such file"):
+        load_config(None)
+    results = str(ROOT / "examples" / "failing" / "results.jsonl")
+    result = CliRunner().invoke(main, ["check", results, "-q"])
+    assert result.exit_code == 2
+    assert "cannot read the configuration: .eval-gate.yml" in result.stderr
