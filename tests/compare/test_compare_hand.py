@@ -683,7 +683,7 @@ def test_ragged_trial_counts() -> None:
     cand = {"a": StimulusCounts(4, 2), "b": StimulusCounts(5, 2), "c": StimulusCounts(1, 1)}
     result = compare(base, cand)
     assert [row.delta for row in result.rows] == pytest.approx([-0.5, 0.4 - 2 / 3, 0.0])
-    assert any("sign-flip test is approximate" in n for n in wording.comparison_notes(result))
+    assert any("error rates can exceed their level" in n for n in wording.comparison_notes(result))
     assert result.power.trials_baseline == 4.0
     assert "4 baseline / 3.3 (mean) candidate trials" in wording.power_sentence(result)
     assert all(math.isfinite(v) for v in all_floats(result))
