@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -446,11 +447,43 @@ def dumps(data: Any) -> str:
 def _indented(data: Any) -> str:
     try:
         import orjson
-
+    except ImportError:
+        return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+    try:
         return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode("utf-8")
-    except (ImportError, TypeError):  # orjson.JSONEncodeError is a TypeError
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
         pass
-    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+    try:
+        # orjson refuses a lone surrogate (a message may hold one) and an integer past 64
+        # bits; written by json instead, the part's numbers came out in json's style
+        # (4.6309e-06, not 4.6309e-6), so a report read differently by where they fell
+        # among the parts. Those values become fragments of JSON text; orjson writes the rest.
+        return orjson.dumps(_orjson_ready(data), option=orjson.OPT_INDENT_2).decode("utf-8")
+    except (TypeError, RecursionError):  # a key with a surrogate, nesting past orjson's 255
+        return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _orjson_ready(value: Any) -> Any:
+    """``value`` with what orjson refuses as ``orjson.Fragment`` text: a string holding a lone
+    surrogate (escaped, ``"\\ud800"``, as the report file spells it) and an integer outside
+    64 bits."""
+    import orjson
+
+    if isinstance(value, str):
+        if not _SURROGATE.search(value):
+            return value
+        text = json.dumps(value, ensure_ascii=False)
+        return orjson.Fragment(_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+    if isinstance(value, bool) or not isinstance(value, int | dict | list | tuple):
+        return value
+    if isinstance(value, int):
+        return value if -(2**63) <= value < 2**64 else orjson.Fragment(str(value))
+    if isinstance(value, dict):
+        return {key: _orjson_ready(item) for key, item in value.items()}
+    return [_orjson_ready(item) for item in value]
 
 
 def write_json(path: str, data: dict[str, Any]) -> None:

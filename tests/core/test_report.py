@@ -434,6 +434,28 @@ def test_the_streamed_json_report_is_the_whole_one(write_jsonl, tmp_path, monkey
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8")) == json.loads(whole)
 
 
+def test_a_lone_surrogate_does_not_change_how_the_reports_numbers_are_written(
+    write_jsonl, monkeypatch
+) -> None:
+    """orjson refuses a lone surrogate, so the part holding one was written by json, whose
+    numbers read 4.6309e-06 where orjson's read 4.6309e-6: the report's text depended on
+    which part the message fell in (a differential fuzzer finding, seed 39). The text is now
+    the same for every part size, and the surrogate spelt as the escape it was."""
+    from gate.report import json_report
+
+    records = [r for i in range(6) for r in trials_of(f"s{i}", "P" + "F" * (i + 20))]
+    records[1]["message"] = "lone \ud800 here"
+    outcome = run_check(request_from_options([str(write_jsonl(records))], config=None))
+    texts = set()
+    for per_part in (1, 2, 1000):
+        monkeypatch.setattr(json_report, "STIMULI_PER_PART", per_part)
+        texts.add("".join(json_report.report_parts(outcome)))
+    (text,) = texts
+    assert '"text": "lone \\ud800 here"' in text
+    assert "e-0" not in text  # orjson's style throughout: 1.2e-5, never json's 1.2e-05
+    assert json.loads(text)["stimuli"][0]["name"] == "s0"
+
+
 def test_annotations_of_failing_stimuli_name_the_file_and_line(write_jsonl) -> None:
     from gate.report.annotations import build_annotations
 
