@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -93,8 +94,10 @@ def _rename_target(path: str) -> str | None:
     current = os.path.abspath(path)
     for _ in range(_MOST_LINKS):
         folder = os.path.realpath(os.path.dirname(current))
-        if folder == "/proc" or folder.startswith("/proc/"):
+        if _DESCRIPTORS.fullmatch(folder):
             return None
+        if folder == "/proc" or folder.startswith("/proc/"):  # kernel settings, not files
+            raise OSError(errno.EACCES, "a /proc entry other than a descriptor")
         current = os.path.join(folder, os.path.basename(current))
         if not os.path.islink(current):
             return current
@@ -102,6 +105,8 @@ def _rename_target(path: str) -> str | None:
     raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
 
 
+#: the folder of this process's descriptors, as /dev/fd and /dev/stdout resolve
+_DESCRIPTORS = re.compile(r"/proc/(?:self|\d+)(?:/task/\d+)?/fd")
 #: links followed before a path is taken as a loop (Linux's own limit for a path).
 _MOST_LINKS = 40
 

@@ -107,3 +107,12 @@ def test_a_loop_of_links_is_refused(tmp_path: Path) -> None:
     with pytest.raises(OutputError, match="a: cannot write: Too many levels of symbolic links"):
         atomic_write(str(tmp_path / "a"), "x")
     assert os.readlink(tmp_path / "a") == "b" and os.readlink(tmp_path / "b") == "a"
+
+
+def test_a_proc_entry_other_than_a_descriptor_is_refused() -> None:
+    """Appending in place is for this process's descriptors; a kernel setting under /proc
+    (writable as root, as in the action's container) is no report file."""
+    before = open("/proc/sys/vm/swappiness", encoding="ascii").read()
+    with pytest.raises(OutputError, match="a /proc entry other than a descriptor"):
+        atomic_write("/proc/sys/vm/swappiness", "10\n")
+    assert open("/proc/sys/vm/swappiness", encoding="ascii").read() == before
