@@ -112,7 +112,8 @@ def test_a_loop_of_links_is_refused(tmp_path: Path) -> None:
 def test_a_proc_entry_other_than_a_descriptor_is_refused() -> None:
     """Appending in place is for this process's descriptors; a kernel setting under /proc
     (writable as root, as in the action's container) is no report file."""
-    before = open("/proc/sys/vm/swappiness", encoding="ascii").read()
+    setting = Path("/proc/sys/vm/swappiness")
+    before = setting.read_text(encoding="ascii")
     with pytest.raises(OutputError, match="a /proc entry other than a descriptor"):
         atomic_write("/proc/sys/vm/swappiness", "10\n")
-    assert open("/proc/sys/vm/swappiness", encoding="ascii").read() == before
+    assert setting.read_text(encoding="ascii") == before
