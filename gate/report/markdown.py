@@ -128,6 +128,18 @@ def _failing(s: SuiteScore, ordered: Sequence[StimulusScore]) -> Sequence[Stimul
     return ordered[: int(np.count_nonzero(arrays["passes"] < arrays["trials"]))]
 
 
+def failing_with_messages(
+    s: SuiteScore, ordered: Sequence[StimulusScore], limit: int
+) -> tuple[list[StimulusScore], int]:
+    """The first ``limit`` stimuli of ``s`` that did not always pass and kept messages, worst
+    first (``ordered``: ``worst_first(s.stimuli)``), and how many failing stimuli come after
+    the last of them: counted, not asked for their messages (made lazily, one by one)."""
+    failing = _failing(s, ordered)
+    found = list(itertools.islice(((i, x) for i, x in enumerate(failing) if x.messages), limit))
+    unread = len(failing) - found[-1][0] - 1 if len(found) == limit else 0
+    return [x for _, x in found], unread
+
+
 def _escape(text: str) -> str:
     return md_text(text, 80)
 
@@ -329,15 +341,9 @@ def render_messages(suite: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
     :data:`MAX_STIMULUS_ROWS`)."""
     if not suite.per_trial:  # totals carry no messages
         return ""
-    # Lazily: only the stimuli up to the last one shown have their messages made.
-    failing = _failing(suite, ordered)
-    with_messages = ((i, s) for i, s in enumerate(failing) if s.messages)
-    found = list(itertools.islice(with_messages, MAX_STIMULUS_ROWS))
-    if not found:
+    chosen, unread = failing_with_messages(suite, ordered, MAX_STIMULUS_ROWS)
+    if not chosen:
         return ""
-    chosen = [stimulus for _, stimulus in found]
-    # Past the last one shown, failing stimuli are counted, not asked for their messages.
-    unread = len(failing) - found[-1][0] - 1 if len(found) == MAX_STIMULUS_ROWS else 0
     show_suite = len({x.suite for x in suite.stimuli}) > 1
     items = []
     for stimulus in chosen:

@@ -15,7 +15,6 @@ the standard library (measured in the commit that added it).
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 import shutil
@@ -30,6 +29,7 @@ from gate.report.markdown import (
     changed_rows,
     delta_comparison,
     delta_marks,
+    failing_with_messages,
     shown_suites,
     worst_first,
 )
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from gate.compare import Comparison
     from gate.metrics import Interval, MetricInterval
     from gate.pipeline import CheckOutcome
-    from gate.scoring import SuiteScore
+    from gate.scoring import StimulusScore, SuiteScore
 
 #: the terminal view lists at most this many stimuli per table (worst first).
 MAX_ROWS = 20
@@ -318,12 +318,18 @@ def _outcomes(letters: str, limit: int = 12) -> str:
     return marks if len(marks) <= limit else marks[:limit] + f" +{len(marks) - limit}"
 
 
-def _stimuli(outcome: CheckOutcome, s: SuiteScore, term: Terminal) -> list[str]:
+def _stimuli(
+    outcome: CheckOutcome,
+    s: SuiteScore,
+    term: Terminal,
+    ordered: Sequence[StimulusScore] | None = None,
+) -> list[str]:
+    """The stimuli table of ``s`` (``ordered``: ``worst_first(s.stimuli)``, if made already)."""
     k = s.k
     compared = delta_comparison(outcome)
     deltas = delta_marks(compared) if compared is not None else None
     show_suite = len(s.suite_names) > 1
-    ordered = worst_first(s.stimuli)
+    ordered = worst_first(s.stimuli) if ordered is None else ordered
     rows = []
     for x in ordered[:MAX_ROWS]:
         trials = wording.counted_trials(x.trials, x.errors, s.errors_policy, short=True)
@@ -442,9 +448,11 @@ def render_terminal(outcome: CheckOutcome, term: Terminal | None = None) -> str:
     blocks.append(_suite_table(s, term, "Suite metric" if len(suites) == 1 else "All suites"))
     if outcome.usage is not None:
         blocks.append(term.paragraph(wording.usage_line(outcome.usage, term.heading)))
+    ordered = worst_first(s.stimuli)
     if len(suites) == 1:
-        blocks.append([term.heading("Stimuli, worst first"), "", *_stimuli(outcome, s, term)])
-    blocks.append(_messages(s, term))
+        stimuli = _stimuli(outcome, s, term, ordered)
+        blocks.append([term.heading("Stimuli, worst first"), "", *stimuli])
+    blocks.append(_messages(s, ordered, term))
     shown = shown_suites(suites)
     if 0 < len(shown) < len(suites):
         blocks.append(term.paragraph(wording.suites_shown_note(len(shown), len(suites))))
@@ -486,13 +494,12 @@ _WORKFLOW_COMMAND_START = re.compile(r"^::", re.MULTILINE)
 MESSAGE_STIMULI = 10
 
 
-def _messages(s: SuiteScore, term: Terminal) -> list[str]:
+def _messages(s: SuiteScore, ordered: Sequence[StimulusScore], term: Terminal) -> list[str]:
     """Why trials failed: the first messages of the worst failing stimuli (the Markdown
-    summary's section, shorter)."""
+    summary's section, shorter; ``ordered``: ``worst_first(s.stimuli)``)."""
     if not s.per_trial:
         return []
-    failing = (x for x in worst_first(s.stimuli) if x.passes < x.trials and x.messages)
-    chosen = list(itertools.islice(failing, MESSAGE_STIMULI))
+    chosen, _ = failing_with_messages(s, ordered, MESSAGE_STIMULI)
     if not chosen:
         return []
     title = wording.MESSAGES_SUMMARY.format(count=wording.stimuli_count(len(chosen)))
@@ -504,4 +511,3 @@ def _messages(s: SuiteScore, term: Terminal) -> list[str]:
             sentence = wording.message_sentence(message, _message_text)
             lines += [term.style(line, DIM) for line in wrap(sentence, term.prose, "    ", "  • ")]
     return lines
-
