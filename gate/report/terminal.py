@@ -499,7 +499,7 @@ def _messages(s: SuiteScore, ordered: Sequence[StimulusScore], term: Terminal) -
     summary's section, shorter; ``ordered``: ``worst_first(s.stimuli)``)."""
     if not s.per_trial:
         return []
-    chosen, _ = failing_with_messages(s, ordered, MESSAGE_STIMULI)
+    chosen, unread = failing_with_messages(s, ordered, MESSAGE_STIMULI)
     if not chosen:
         return []
     title = wording.MESSAGES_SUMMARY.format(count=wording.stimuli_count(len(chosen)))
@@ -510,4 +510,6 @@ def _messages(s: SuiteScore, ordered: Sequence[StimulusScore], term: Terminal) -
         for message in x.messages:
             sentence = wording.message_sentence(message, _message_text)
             lines += [term.style(line, DIM) for line in wrap(sentence, term.prose, "    ", "  • ")]
+    if unread:
+        lines += term.paragraph(wording.more_failing_messages_note(unread), DIM)
     return lines

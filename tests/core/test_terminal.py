@@ -242,3 +242,22 @@ def test_no_line_of_the_terminal_view_starts_a_workflow_command(write_jsonl) -> 
     view = render_terminal(outcome, Terminal(100, color=False))
     assert " ::error::injected" in view and "::warning::also injected" in view
     assert not any(line.startswith("::") for line in view.splitlines())
+
+
+def test_the_terminal_says_when_it_shows_only_some_failing_stimuli(write_jsonl) -> None:
+    """12 failing stimuli with messages: the view shows 10 and says 2 more are in the JSON
+    report (the summary's section says the same past 200)."""
+    records = []
+    for i in range(12):
+        trials = trials_of(f"s{i:02d}", "PF")
+        trials[1]["message"] = f"s{i:02d} missed"
+        records += trials
+    outcome = run_check(request_from_options([str(write_jsonl(records))], config=None))
+    view = render_terminal(outcome, Terminal(100, color=False))
+    block = view.split("Why trials failed (the first messages of 10 stimuli)\n", 1)[1]
+    lines = block.split("\n\n", 1)[0].splitlines()
+    assert sum(line.endswith(" missed") for line in lines) == 10
+    assert lines[-1] == (
+        "… and 2 more stimuli that did not always pass, not shown here: the JSON report has "
+        "every message."
+    )
