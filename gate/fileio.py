@@ -111,24 +111,35 @@ _DESCRIPTORS = re.compile(r"/proc/(?:self|\d+)(?:/task/\d+)?/fd")
 _MOST_LINKS = 40
 
 
-def _open_in_place(path: str) -> TextIO:
-    """Open a path that is not a regular file (a device, a named pipe, ``/dev/stdout``) to
-    write. Without blocking at first: a named pipe that no process reads would otherwise hold
-    the command forever (ENXIO instead); one that has a reader (``--json >(jq .)``) is then
-    written as a pipe is, waiting while the reader catches up."""
+def open_to_append(path: str, create: bool = False) -> int:
+    """A descriptor appending to ``path`` (``create``: made if missing), opened without
+    waiting: a named pipe that no process reads would otherwise hold the command forever
+    (OSError ENXIO instead, :data:`NO_READER`); one that has a reader (``--json >(jq .)``)
+    is then written as a pipe is, waiting while the reader catches up."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | (os.O_CREAT if create else 0)
     try:
-        # Appending: a file behind /dev/stdout was emptied by the shell's ">", or is meant
-        # to grow (">>"); devices and pipes have no end to append at.
-        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+        descriptor = os.open(path, flags, 0o666)
     except OSError as error:
         if error.errno == errno.ENXIO and stat.S_ISFIFO(os.stat(path).st_mode):
-            raise OSError(errno.ENXIO, "a named pipe that no process reads") from None
+            raise OSError(errno.ENXIO, NO_READER) from None
         raise
     try:
         os.set_blocking(descriptor, True)
     except BaseException:
         os.close(descriptor)
         raise
+    return descriptor
+
+
+#: why a named pipe is not written
+NO_READER = "a named pipe that no process reads"
+
+
+def _open_in_place(path: str) -> TextIO:
+    """Open a path that is not a regular file (a device, a named pipe, ``/dev/stdout``) to
+    write. Appending: a file behind /dev/stdout was emptied by the shell's ">", or is meant
+    to grow (">>"); devices and pipes have no end to append at."""
+    descriptor = open_to_append(path)
     return open(descriptor, "w", encoding="utf-8", errors="backslashreplace", newline="\n")
 
 

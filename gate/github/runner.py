@@ -16,6 +16,7 @@ import stat
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 
+from gate.fileio import open_to_append
 from gate.github.trim import trim_markdown, utf8_bytes
 from gate.redact import redact
 from gate.report.annotations import Annotation
@@ -44,8 +45,7 @@ def _append(path: str, text: str) -> None:
     regular file: opening a FIFO to write waits for a reader, which would hold the step
     until the job's timeout; a device takes anything and shows nothing)."""
     try:
-        # Without blocking: a FIFO with no reader is refused (ENXIO) instead of waited on.
-        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+        descriptor = open_to_append(path, create=True)  # a FIFO with no reader: ENXIO
     except OSError as error:
         if error.errno == errno.ENXIO:
             raise OSError(errno.ENXIO, _NOT_REGULAR) from None
@@ -53,7 +53,6 @@ def _append(path: str, text: str) -> None:
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             raise OSError(errno.EINVAL, _NOT_REGULAR)
-        os.set_blocking(descriptor, True)
     except BaseException:
         os.close(descriptor)
         raise
