@@ -10,6 +10,7 @@ by a second one.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -279,9 +280,7 @@ def _score_gate(suite: SuiteScore) -> TemplateGate:
         )
     # The gate is on the point estimate: a target at the estimate itself fails about half
     # the re-runs of an agent just as good. Two standard errors over stimuli below it do not.
-    mean = sum(scores) / len(scores)
-    spread = math.sqrt(sum((x - mean) ** 2 for x in scores) / (len(scores) - 1))
-    error = spread / math.sqrt(len(scores))
+    error = statistics.stdev(scores) / math.sqrt(len(scores))
     return TemplateGate(
         (
             f"Observed suite score = {suite.score:.2f} (mean weighted grader aggregate;",

@@ -137,7 +137,6 @@ def _describe(error: ValidationError) -> tuple[str, str | None, str | None]:
         close = difflib.get_close_matches(str(name), allowed, n=1)
         guess = f" (did you mean {close[0]!r}?)" if close else ""
         return f"unknown field {name!r}{guess}", expected, None
-
     if kind == "anyOf" and all("required" in s for s in value):
         names = [s["required"][0] for s in value]
         if "outcome" in names:

@@ -228,12 +228,11 @@ def render_reliability(s: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
     ]
     body = table(header, rows, "llrrr")
     omitted = len(eligible) - len(shown_stimuli)
-    if omitted:
-        body += f"\n\n_{wording.more_stimuli_note(omitted)}_"
-    note = f"_{wording.RELIABILITY_NOTE}_"
     which = wording.stimuli_count(len(eligible))
     if omitted:
+        body += f"\n\n_{wording.more_stimuli_note(omitted)}_"
         which = f"the worst {len(shown_stimuli)} of {len(eligible):,} stimuli"
+    note = f"_{wording.RELIABILITY_NOTE}_"
     return folded(
         f"Reliability of {which} that did not always pass", f"{note}\n\n{body}", len(rows)
     )

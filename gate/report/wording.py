@@ -854,8 +854,8 @@ def comparison_warnings(outcome: CheckOutcome, escape: Escape = _plain) -> list[
     found = []
     for comparison in outcome.comparisons:
         found += comparison_notes(comparison, escape, stimulus_gated=id(comparison) in gated)
-    few = sorted(
-        {
+    few = min(
+        (
             g.comparison.test.stimuli
             for g in outcome.gates
             if g.kind == "max_regression"
@@ -863,14 +863,15 @@ def comparison_warnings(outcome: CheckOutcome, escape: Escape = _plain) -> list[
             and g.outcome == "pass"
             and g.comparison is not None
             and g.comparison.test.stimuli < FEW_STIMULI_FOR_A_PASS
-        }
+        ),
+        default=None,
     )
-    if few:
+    if few is not None:
         # Measured (docs/regression.md "Known limits"): with a true drop of exactly D, 5 to
         # 30 stimuli near a pass rate of 1 passed 6.5-61% of the time at a nominal 5%; at 50
         # the rate was within noise of 5%.
         found.append(
-            f"A regression gate passed on {plural(few[0], 'shared stimulus', 'shared stimuli')}: "
+            f"A regression gate passed on {plural(few, 'shared stimulus', 'shared stimuli')}: "
             f"below {FEW_STIMULI_FOR_A_PASS}, and with pass rates near 100%, such a pass is "
             "weaker than its level (the test assumes symmetric differences, which outcomes "
             "near 100% are not). Add stimuli before trusting it."
