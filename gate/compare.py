@@ -32,6 +32,7 @@ from gate.metrics.paired import (
     paired_test,
     within_variance,
 )
+from gate.metrics.trial_noise import TrialCounts
 
 __all__ = [
     "Comparison",
@@ -183,6 +184,8 @@ class Comparison:
             when above α/M no single stimulus can be shown worse.
         tag: The tag the stimuli were filtered on (``None``: every stimulus).
         suite: The suite the stimuli were filtered on (``None``: every suite).
+        trial_counts: The paired stimuli's pass counts, for pass rates: the test's
+            bounds also cover their binomial noise (:mod:`gate.metrics.trial_noise`).
     """
 
     metric: Metric
@@ -202,6 +205,7 @@ class Comparison:
     seed: int = 0
     tag: str | None = None
     suite: str | None = None
+    trial_counts: TrialCounts | None = None
 
     def test_at(self, margin: float = 0.0, gain: float = 0.0) -> PairedTest:
         """The same paired test with H0: Δ ≥ -margin (``p_worse``) and Δ ≤ gain (``p_better``).
@@ -217,6 +221,7 @@ class Comparison:
             gain=gain,
             seed=self.seed,
             limits=self.limits,
+            counts=self.trial_counts,
         )
 
     @property
@@ -427,14 +432,20 @@ def compare(
     d = c_values - b_values
     in_unit = bool(np.all((b_values >= 0) & (b_values <= 1) & (c_values >= 0) & (c_values <= 1)))
     limits = (-1.0, 1.0) if in_unit else (-math.inf, math.inf)
-    test = paired_test(d, confidence=confidence, seed=seed, limits=limits)
-
-    # Fisher's one-sided test per stimulus: "worse" decided exactly (Holm on the exact
-    # p-values), the p-values shown exact, or within 1e-10 of it for large tables.
     base_n, base_c, cand_n, cand_c = (
         np.array([getattr(run[s], field) for s in paired], dtype=np.int64)
         for run, field in ((base, "n"), (base, "c"), (cand, "n"), (cand, "c"))
     )
+    # A pass rate's difference carries its trials' binomial noise, which the bounds cover.
+    trial_counts = (
+        TrialCounts.of_runs(base_n, base_c, cand_n, cand_c)
+        if metric == "pass_rate" and paired
+        else None
+    )
+    test = paired_test(d, confidence=confidence, seed=seed, limits=limits, counts=trial_counts)
+
+    # Fisher's one-sided test per stimulus: "worse" decided exactly (Holm on the exact
+    # p-values), the p-values shown exact, or within 1e-10 of it for large tables.
     p_worse = fisher_worse_each(base_n, base_c, cand_n, cand_c)
     regressed = fisher_holm_rejects(base_n, base_c, cand_n, cand_c, alpha)
     p_holm = holm(p_worse)
@@ -476,4 +487,5 @@ def compare(
         limits=limits,
         seed=seed,
         tag=tag,
+        trial_counts=trial_counts,
     )

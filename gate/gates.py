@@ -649,7 +649,9 @@ def _regression_gate(spec: GateSpec, comparison: Comparison, advise: bool = True
     advice = Advice()
     if outcome == "inconclusive" and advise:
         trials = None if comparison.metric == "score" else more_trials_paired(rule, nb, cb, nc, cc)
-        advice = Advice(more_trials=trials, more_stimuli=more_stimuli(rule, comparison.differences))
+        counts = (nb, cb, nc, cc) if comparison.metric == "pass_rate" else None
+        more = more_stimuli(rule, comparison.differences, counts=counts)
+        advice = Advice(more_trials=trials, more_stimuli=more)
     at_margin = comparison.test_at(
         margin=spec.target if kind == "max_regression" else 0.0,
         gain=spec.target if kind == "min_improvement" else 0.0,

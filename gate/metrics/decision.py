@@ -65,6 +65,7 @@ from gate.metrics.paired import (
 )
 from gate.metrics.posterior import posterior_rates
 from gate.metrics.sequential import confidence_sequence, look_bounds, round_sums
+from gate.metrics.trial_noise import TrialCounts, trial_noise_bounds
 
 __all__ = [
     "FAIL",
@@ -1027,11 +1028,16 @@ class PairedRule:
         nb, cb, nc, cc = _matrices(n_b, c_b, n_c, c_c)
         if self.scope == "stimuli":
             return self.evaluate_stimuli(nb, cb, nc, cc)
-        return self.evaluate_differences(self.differences(nb, cb, nc, cc))
+        counts = TrialCounts.of_runs(nb, cb, nc, cc) if self.metric == "pass_rate" else None
+        return self.evaluate_differences(self.differences(nb, cb, nc, cc), counts)
 
-    def evaluate_differences(self, d: npt.ArrayLike) -> RuleResult:
+    def evaluate_differences(
+        self, d: npt.ArrayLike, counts: TrialCounts | None = None
+    ) -> RuleResult:
+        """R runs of M differences; ``counts`` (pass rates) widens the bounds to the
+        trials' binomial noise, as the verdict's test does."""
         diffs = np.atleast_2d(np.asarray(d, dtype=np.float64))
-        lower, upper = paired_bounds_batch(diffs, confidence=self.confidence)
+        lower, upper = paired_bounds_batch(diffs, confidence=self.confidence, counts=counts)
         return RuleResult(self.decide_bounds(lower, upper), diffs.mean(axis=-1), lower, upper)
 
 
@@ -1324,6 +1330,7 @@ def more_stimuli(
     power: float = 0.8,
     seed: int = _SEED,
     cap: int = MAX_MORE_STIMULI,
+    counts: tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike, npt.ArrayLike] | None = None,
 ) -> int | None:
     """Paired stimuli in all (M' > M) that would decide a suite-level paired rule (≥ ``power``).
 
@@ -1336,23 +1343,33 @@ def more_stimuli(
     bootstrap that keeps the M observed stimuli and adds new ones did no better
     (0.74–0.79), so this one stays. Returns the total M', or ``None`` when even ``cap``
     stimuli would not decide (the observed Δ sits on a margin).
+
+    ``counts`` (the M stimuli's ``n_b, c_b, n_c, c_c``, for pass rates) resamples
+    stimuli with their trials, so each simulated run's bounds also cover the trials'
+    binomial noise, as the verdict's do.
     """
     d = np.asarray(differences, dtype=np.float64).ravel()
     if d.size == 0:
         return None
     runs = _runs(d.size)
     uniform = np.full(d.size, 1.0 / d.size)
+    # Each observed stimulus's distinct count row: resampled stimuli add up per row.
+    trials, row = (None, None) if counts is None else TrialCounts.of_stimuli(*counts)
 
     def probability(total: int) -> float:
         rng = np.random.default_rng(seed)
         if total < 30:
-            sample = d[rng.integers(0, d.size, size=(runs, total))]
-            return _decided(rule.evaluate_differences(sample).outcome)
+            chosen = rng.integers(0, d.size, size=(runs, total))
+            sample = d[chosen]
+            noise = None
+            if trials is not None and row is not None:
+                noise = trials._replace(weights=_per_row(row[chosen], trials.n_b.size))
+            return _decided(rule.evaluate_differences(sample, noise).outcome)
         # The t path needs only each run's mean and sd: multinomial counts of the
         # observed values give them at any M' for the cost of M.
-        counts = rng.multinomial(total, uniform, size=runs).astype(np.float64)
-        mean = counts @ d / total
-        var = np.maximum(counts @ (d * d) - total * mean * mean, 0.0) / (total - 1)
+        drawn = rng.multinomial(total, uniform, size=runs).astype(np.float64)
+        mean = drawn @ d / total
+        var = np.maximum(drawn @ (d * d) - total * mean * mean, 0.0) / (total - 1)
         from gate.metrics._special import stdtrit
 
         q = float(stdtrit(total - 1, 1.0 - alpha_of(rule.confidence)))
@@ -1360,9 +1377,27 @@ def more_stimuli(
         zero = var <= 0.0
         lower = np.clip(np.where(zero, mean, mean - q * se), -1.0, 1.0)
         upper = np.clip(np.where(zero, mean, mean + q * se), -1.0, 1.0)
+        if trials is not None and row is not None and zero.any():
+            # As the verdict: runs whose differences are all equal take the sign flip.
+            weights = _per_row(
+                np.broadcast_to(row, drawn.shape)[zero], trials.n_b.size, drawn[zero]
+            )
+            widened = trial_noise_bounds(trials._replace(weights=weights), rule.confidence)
+            lower[zero] = np.minimum(lower[zero], widened.lower)
+            upper[zero] = np.maximum(upper[zero], widened.upper)
         return _decided(rule.decide_bounds(lower, upper))
 
     return _smallest(probability, power, cap, start=d.size + 1)
+
+
+def _per_row(rows: IntArray, distinct: int, times: FloatArray | None = None) -> FloatArray:
+    """Weights (R, U) of R runs whose stimuli are the distinct rows ``rows`` (R, M'), each
+    counted once or ``times`` times."""
+    runs = rows.shape[0]
+    flat = (np.arange(runs)[:, None] * distinct + rows).ravel()
+    each = None if times is None else times.ravel()
+    total = np.bincount(flat, weights=each, minlength=runs * distinct)
+    return np.asarray(total.reshape(runs, distinct), dtype=np.float64)
 
 
 def stimulus_more_trials_sequential(

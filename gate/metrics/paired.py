@@ -46,6 +46,7 @@ import numpy.typing as npt
 from gate.metrics._kernels import log_comb, log_factorial
 from gate.metrics._special import gammaln, normal_quantile, stdtr, stdtrit
 from gate.metrics._validation import check_choice, check_confidence, check_finite_values, check_int
+from gate.metrics.trial_noise import TrialCounts, trial_noise_bounds, trial_noise_p_value
 
 __all__ = [
     "DEFAULT_POWER",
@@ -755,6 +756,9 @@ class PairedTest(NamedTuple):
         upper: One-sided upper ``confidence`` bound of Δ.
         lower: One-sided lower ``confidence`` bound of Δ.
         confidence: The confidence level; α = 1 - confidence.
+        noise_floor: The bounds (``"lower"``, ``"upper"``) that the trials' binomial
+            noise widened (:mod:`gate.metrics.trial_noise`); empty when the
+            differences' own test was the wider one, or no counts were given.
 
     ``p_worse ≤ α`` ⇔ ``upper < -margin`` and ``p_better ≤ α`` ⇔ ``lower > gain``
     (the bounds are the inversions of the same tests). Bounds are clipped to the
@@ -783,6 +787,7 @@ class PairedTest(NamedTuple):
     upper: float
     lower: float
     confidence: float
+    noise_floor: tuple[str, ...] = ()
 
     @property
     def can_reject(self) -> bool:
@@ -958,6 +963,7 @@ def paired_test(
     seed: int = 0,
     patterns: int = MONTE_CARLO_PATTERNS,
     limits: tuple[float, float] = (-1.0, 1.0),
+    counts: TrialCounts | None = None,
 ) -> PairedTest:
     """Test the mean of paired differences ``d_i = candidate_i - baseline_i``.
 
@@ -975,6 +981,13 @@ def paired_test(
         interval = Δ ± t_{1-α/2} SE
 
     ``limits`` is the range Δ can take; bounds are clipped to it.
+
+    ``counts`` (pass rates only: the per-stimulus pass counts the differences come
+    from) adds, wherever the sign-flip test decides, the test of
+    :mod:`gate.metrics.trial_noise`, whose variance is never below the trials' binomial
+    noise: each bound is the wider of the two, each p-value the larger, and
+    ``noise_floor`` names the bounds it widened. (The t test's sd already carries that
+    noise; the sign flip takes each difference as exact.)
 
     >>> r = paired_test([-0.4, -0.2, -0.6, -0.2, -0.4])
     >>> r.method, r.p_worse, r.upper
@@ -1008,7 +1021,7 @@ def paired_test(
         def clip(x: float) -> float:
             return min(max(x, lo_limit), hi_limit)
 
-        return PairedTest(
+        result = PairedTest(
             method="paired t",
             stimuli=m,
             delta=delta,
@@ -1030,12 +1043,36 @@ def paired_test(
             lower=clip(delta - q1 * se),
             confidence=1.0 - alpha,
         )
+    else:
+        result = _sign_flip_test(
+            d, alpha, margin, gain, limits, patterns, seed, requested, delta, se, zero_spread
+        )
+    # The t test's sd already carries the trials' noise (M ≥ 30); the sign flip reads each
+    # difference as exact, which is where a few stimuli near 0 or 1 pass a real drop.
+    if counts is None or m < 2 or result.method == "paired t":
+        return result
+    return _with_trial_noise(result, counts, limits)
+
+
+def _sign_flip_test(
+    d: FloatArray,
+    alpha: float,
+    margin: float,
+    gain: float,
+    limits: tuple[float, float],
+    patterns: int,
+    seed: int,
+    requested: Method,
+    delta: float,
+    se: float | None,
+    zero_spread: bool,
+) -> PairedTest:
     flip = _permutation(
         d, alpha=alpha, margin=margin, gain=gain, limits=limits, patterns=patterns, seed=seed
     )
     return PairedTest(
         method="exact sign-flip permutation" if flip.exact else "Monte-Carlo sign-flip permutation",
-        stimuli=m,
+        stimuli=int(d.size),
         delta=delta,
         se=se,
         statistic=None,
@@ -1057,6 +1094,38 @@ def paired_test(
     )
 
 
+def _with_trial_noise(
+    test: PairedTest, counts: TrialCounts, limits: tuple[float, float]
+) -> PairedTest:
+    """``test`` with each bound widened, and each p-value raised, to those of the test
+    whose variance covers the trials' binomial noise (:mod:`gate.metrics.trial_noise`)."""
+    alpha = alpha_of(test.confidence)
+    one_sided = trial_noise_bounds(counts, test.confidence)
+    two_sided = trial_noise_bounds(counts, 1.0 - alpha / 2.0)
+    lower = max(min(test.lower, float(one_sided.lower[0])), limits[0])
+    upper = min(max(test.upper, float(one_sided.upper[0])), limits[1])
+    p_worse = max(test.p_worse, float(trial_noise_p_value(counts, -test.margin, "worse")[0]))
+    p_better = max(test.p_better, float(trial_noise_p_value(counts, test.gain, "better")[0]))
+    widened = tuple(
+        side
+        for side, before, after in (("lower", test.lower, lower), ("upper", test.upper, upper))
+        if abs(after - before) > _TIE
+    )
+    return test._replace(
+        p_worse=p_worse,
+        p_better=p_better,
+        rejects_worse=test.rejects_worse and p_worse <= alpha,
+        rejects_better=test.rejects_better and p_better <= alpha,
+        interval=(
+            max(min(test.interval[0], float(two_sided.lower[0])), limits[0]),
+            min(max(test.interval[1], float(two_sided.upper[0])), limits[1]),
+        ),
+        upper=upper,
+        lower=lower,
+        noise_floor=widened,
+    )
+
+
 def paired_bounds_batch(
     d: npt.ArrayLike,
     *,
@@ -1064,6 +1133,7 @@ def paired_bounds_batch(
     patterns: int = 2_000,
     seed: int = 0,
     limits: tuple[float, float] = (-1.0, 1.0),
+    counts: TrialCounts | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """One-sided (lower, upper) ``confidence`` bounds of Δ for many runs at once.
 
@@ -1073,6 +1143,8 @@ def paired_bounds_batch(
     patterns when ``2^M ≤ patterns``, else ``patterns`` random ones (one set for
     every run, ``seed``). For simulation (advice, planning), not for the verdict
     itself: the verdict always uses :func:`paired_test` with its full pattern count.
+    ``counts`` (the runs' pass counts, for pass rates) widens the sign-flip runs'
+    bounds as :func:`paired_test` does.
 
     >>> lo, hi = paired_bounds_batch([[-0.4, -0.2, -0.6, -0.2, -0.4]])
     >>> float(hi[0])
@@ -1100,6 +1172,26 @@ def paired_bounds_batch(
         rest = np.ones(runs, dtype=bool)
     if not rest.any():
         return lower, upper
+    _sign_flip_batch(diffs[rest], rest, lower, upper, alpha, patterns, seed, limits)
+    if counts is not None and m >= 2:
+        noise = trial_noise_bounds(counts._replace(weights=counts.weights[rest]), 1.0 - alpha)
+        lower[rest] = np.maximum(np.minimum(lower[rest], noise.lower), lo_limit)
+        upper[rest] = np.minimum(np.maximum(upper[rest], noise.upper), hi_limit)
+    return lower, upper
+
+
+def _sign_flip_batch(
+    chosen: FloatArray,
+    rest: npt.NDArray[np.bool_],
+    lower: FloatArray,
+    upper: FloatArray,
+    alpha: float,
+    patterns: int,
+    seed: int,
+    limits: tuple[float, float],
+) -> None:
+    """Sign-flip bounds of the runs ``rest`` (their differences ``chosen``), in place."""
+    m = chosen.shape[1]
     if (1 << m) <= patterns:
         flips = ((np.arange(1 << m)[:, None] >> np.arange(m)) & 1).astype(bool)
     else:
@@ -1108,13 +1200,11 @@ def paired_bounds_batch(
     empty = sizes == 0
     total = flips.shape[0]
     cut = _rank_cut(alpha, total)
-    chosen = diffs[rest]
     means = (chosen @ flips.T.astype(np.float64)) / np.maximum(sizes, 1)
     high = np.partition(np.where(empty, np.inf, means), total - 1 - cut, axis=1)
     low = np.partition(np.where(empty, -np.inf, means), cut, axis=1)
-    upper[rest] = np.minimum(high[:, total - 1 - cut], hi_limit)
-    lower[rest] = np.maximum(low[:, cut], lo_limit)
-    return lower, upper
+    upper[rest] = np.minimum(high[:, total - 1 - cut], limits[1])
+    lower[rest] = np.maximum(low[:, cut], limits[0])
 
 
 # --------------------------------------------------------------------------- power

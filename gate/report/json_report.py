@@ -402,6 +402,7 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
         "p_better": _number(test.p_better),
         "test": test.method,
         "reason": wording.paired_test_reason(test),
+        "noise_floor": list(test.noise_floor),
         "shared": len(comparison.shared),
         "added": list(comparison.added),
         "removed": list(comparison.removed),

@@ -1,0 +1,280 @@
+"""Bounds of a paired Δ that cover the binomial noise of every stimulus's trials.
+
+The paired test (:func:`gate.metrics.paired.paired_test`) reads only the per-stimulus
+differences ``d_i``. With few stimuli, or pass rates near 0 or 1, their spread can be
+far below the noise their own trials carry: five stimuli at 5/5 in both runs give
+``d = (0, 0, 0, 0, 0)``, which the sign-flip test reads as "no drop at all", although a
+candidate at 90% on every stimulus shows 5/5 five times in 7% of runs. Seeded
+simulations found the old suite gate passing a true drop of D in 6.6–61% of runs
+(5–16 stimuli) and failing an unchanged candidate in 9–11% with 3 baseline and 10
+candidate trials.
+
+This module adds a second test whose variance is never below what the trials' own
+binomial noise implies, and the paired test reports the wider of the two bounds on each
+side (and the larger of the two p-values): a pass or a failure then needs both to show
+it.
+
+**The test.** Each stimulus i has ``c_b`` passes in ``n_b`` baseline trials and
+``c_c`` in ``n_c`` candidate trials, at true rates ``p_b,i`` and ``p_c,i``;
+``Δ = mean_i(p_c,i − p_b,i)`` over the M stimuli, ``Δ̂ = mean_i(d_i)`` and ``s²`` the
+sample variance of the ``d_i``. For a hypothesised ``Δ = θ`` the rates are estimated
+under that hypothesis (the restricted maximum likelihood of the score tests of
+Miettinen & Nurminen 1985 and Farrington & Manning 1990, here over M stimuli), and::
+
+    B(θ)  = (1/M) Σ_i [p̃_b,i (1 − p̃_b,i)/n_b,i + p̃_c,i (1 − p̃_c,i)/n_c,i]
+    SE(θ) = sqrt(max(s², B(θ)) / M)
+    t(θ)  = (Δ̂ − θ) / SE(θ)
+    p_worse(θ)  = F_{M−1}(t(θ))        H0: Δ ≥ θ
+    p_better(θ) = F_{M−1}(−t(θ))       H0: Δ ≤ θ
+
+with ``F_{M−1}`` the t distribution of the paired t test. B(θ) is the variance one
+difference has from its trials alone when the rates are the likeliest ones with
+``Δ = θ``; s² also carries how much the stimuli differ. The one-sided upper bound U is
+the largest θ with ``t(θ) ≥ −t_{1−α}``, the lower bound L the smallest with
+``t(θ) ≤ t_{1−α}``; both lie in [−1, 1]. A normal score test (B alone, z quantiles)
+was tried first: at 5–16 stimuli of 1 or 3 trials it still passed a true drop of D in
+7–10% of runs (seeded, 1,000 per setting); this form passed 0.1–1.7% there, and 5.9%
+at 16 stimuli × 3 trials near a rate of 1 (docs/regression.md, Known limits).
+
+**Restricted rates.** Maximising ``Σ_i ℓ_b,i(p_b,i) + ℓ_c,i(p_c,i)`` subject to
+``Σ_i (p_c,i − p_b,i) = Mθ`` gives, with a Lagrange multiplier λ,
+``ℓ'_c(p_c) = λ`` and ``ℓ'_b(p_b) = −λ``, where ``ℓ'(p) = (c − np)/(p(1 − p))``. So each
+rate is the root in [0, 1] of ``λp² − (n + λ)p + c = 0``; the mean difference they give
+falls as λ rises, and λ is found by bisection. Working in λ rather than θ lets a bound
+be found by one bisection: along λ, θ(λ) and V(θ(λ)) are both known.
+
+B assumes independent trials at each stimulus's rate; where trials share a cause, s²
+still carries it, and the paired test of the differences still holds, which is why the
+two are combined rather than one replacing the other.
+
+References:
+    O. Miettinen & M. Nurminen, "Comparative analysis of two rates", Statistics in
+    Medicine 4:213–226 (1985). C. P. Farrington & G. Manning, "Test statistics and
+    sample size formulae for comparative binomial trials with null hypothesis of
+    non-zero risk difference or non-unity relative risk", Statistics in Medicine
+    9:1447–1454 (1990).
+
+Pure numbers: numpy and ``scipy.special`` (through ``_special``) only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from gate.metrics._special import stdtr, stdtrit
+
+__all__ = ["TrialCounts", "TrialNoiseBounds", "trial_noise_bounds", "trial_noise_p_value"]
+
+FloatArray = npt.NDArray[np.float64]
+
+# Bisection steps on the multiplier's transform t ∈ (−1, 1): 2^-60 is below every
+# tolerance the bounds are compared at.
+_STEPS = 60
+
+
+class TrialCounts(NamedTuple):
+    """Per-stimulus pass counts of two runs, each distinct stimulus once with its weight.
+
+    ``n_b, c_b, n_c, c_c`` have shape (U,): U distinct (n_b, c_b, n_c, c_c) rows, or
+    (R, U) when each run has rows of its own. ``weights`` has shape (R, U): how many
+    stimuli of each row each of R runs has (one run for a verdict, many for a
+    simulation). Every run needs a stimulus and every n ≥ 1.
+    """
+
+    n_b: FloatArray
+    c_b: FloatArray
+    n_c: FloatArray
+    c_c: FloatArray
+    weights: FloatArray
+
+    @classmethod
+    def of_runs(
+        cls, n_b: npt.ArrayLike, c_b: npt.ArrayLike, n_c: npt.ArrayLike, c_c: npt.ArrayLike
+    ) -> TrialCounts:
+        """Counts of R runs of M stimuli each (arrays of shape (R, M), or (M,) for one run),
+        reduced to the distinct rows they share."""
+        columns = [np.atleast_2d(np.asarray(x, dtype=np.int64)) for x in (n_b, c_b, n_c, c_c)]
+        runs, m = columns[0].shape
+        counts, code = cls._distinct([x.ravel() for x in columns])
+        distinct = counts.n_b.size
+        if distinct > m:
+            # Runs share few rows (added trials make most rows new): keep each run's own.
+            n_b_, c_b_, n_c_, c_c_ = (x.astype(np.float64) for x in columns)
+            return cls(n_b_, c_b_, n_c_, c_c_, np.ones((runs, m)))
+        run = np.repeat(np.arange(runs), m)
+        weights = np.bincount(run * distinct + code, minlength=runs * distinct)
+        return counts._replace(weights=weights.reshape(runs, distinct).astype(np.float64))
+
+    @classmethod
+    def of_stimuli(
+        cls, n_b: npt.ArrayLike, c_b: npt.ArrayLike, n_c: npt.ArrayLike, c_c: npt.ArrayLike
+    ) -> tuple[TrialCounts, npt.NDArray[np.int64]]:
+        """One run's counts, and each stimulus's row among the distinct ones (to resample)."""
+        columns = [np.asarray(x, dtype=np.int64).ravel() for x in (n_b, c_b, n_c, c_c)]
+        counts, code = cls._distinct(columns)
+        weights = np.bincount(code, minlength=counts.n_b.size).astype(np.float64)
+        return counts._replace(weights=weights[None, :]), code
+
+    @classmethod
+    def _distinct(
+        cls, columns: list[npt.NDArray[np.int64]]
+    ) -> tuple[TrialCounts, npt.NDArray[np.int64]]:
+        """The distinct (n_b, c_b, n_c, c_c) rows (weights left empty) and each row's index."""
+        top = max(int(x.max(initial=0)) for x in columns) + 1
+        if top < 40_000:  # four counts fit one int64 key: a 1-D unique is far faster
+            key = ((columns[0] * top + columns[1]) * top + columns[2]) * top + columns[3]
+            keys, code = np.unique(key, return_inverse=True)
+            parts = []
+            for _ in range(4):
+                keys, part = np.divmod(keys, top)
+                parts.append(part)
+            n_b, c_b, n_c, c_c = (x.astype(np.float64) for x in reversed(parts))
+        else:
+            rows, code = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+            n_b, c_b, n_c, c_c = (rows[:, j].astype(np.float64) for j in range(4))
+        return cls(n_b, c_b, n_c, c_c, np.zeros((1, n_b.size))), code.ravel().astype(np.int64)
+
+    @classmethod
+    def weighted(
+        cls,
+        n_b: npt.ArrayLike,
+        c_b: npt.ArrayLike,
+        n_c: npt.ArrayLike,
+        c_c: npt.ArrayLike,
+        weights: npt.ArrayLike,
+    ) -> TrialCounts:
+        """M observed stimuli, each counted ``weights[r, i]`` times in run r (a bootstrap)."""
+        n_b_, c_b_, n_c_, c_c_ = (
+            np.asarray(x, dtype=np.float64).ravel() for x in (n_b, c_b, n_c, c_c)
+        )
+        return cls(n_b_, c_b_, n_c_, c_c_, np.atleast_2d(np.asarray(weights, dtype=np.float64)))
+
+    @property
+    def stimuli(self) -> FloatArray:
+        """M of each run."""
+        return np.asarray(self.weights.sum(axis=1), dtype=np.float64)
+
+    @property
+    def delta(self) -> FloatArray:
+        """Δ̂ of each run."""
+        d = self.c_c / self.n_c - self.c_b / self.n_b
+        return np.asarray((self.weights * d).sum(axis=1) / self.stimuli, dtype=np.float64)
+
+
+def _rate_falling(lam: FloatArray, n: FloatArray, c: FloatArray) -> FloatArray:
+    """The root in [0, c/n] of ``λp² − (n + λ)p + c = 0`` for λ ≥ 0, in the form that loses
+    no digits (both terms of the denominator are ≥ 0)."""
+    s = n + lam
+    root = np.sqrt(np.maximum(s * s - 4.0 * lam * c, 0.0))
+    return np.asarray(2.0 * c / (s + root), dtype=np.float64)
+
+
+def _rate(lam: FloatArray, n: FloatArray, c: FloatArray) -> FloatArray:
+    """The rate that maximises ``c log p + (n − c) log(1 − p) − λp``; λ < 0 is the mirror
+    image (failures at −λ)."""
+    rising = lam < 0
+    p = _rate_falling(np.abs(lam), n, np.where(rising, n - c, c))
+    return np.where(rising, 1.0 - p, p)
+
+
+class _Restricted(NamedTuple):
+    theta: FloatArray  # mean difference of the restricted rates, per run
+    variance: FloatArray  # V(θ), per run
+
+
+def _restricted(counts: TrialCounts, t: FloatArray) -> _Restricted:
+    """θ and V(θ) of the restricted rates at multiplier ``λ = n̄ t/(1 − |t|)``, per run."""
+    scale = float(np.mean(np.maximum(counts.n_b, counts.n_c)))
+    # 1 − |t| stops at 1e-12 (bisection reaches ±1 in floats): λ up to 10^12 n̄ puts θ
+    # within about 10^-12 of ±1, closer than any bound is read.
+    lam = (scale * t / np.maximum(1.0 - np.abs(t), 1e-12))[:, None]
+    p_c = _rate(lam, counts.n_c, counts.c_c)
+    p_b = _rate(-lam, counts.n_b, counts.c_b)
+    m = counts.stimuli
+    theta = (counts.weights * (p_c - p_b)).sum(axis=1) / m
+    noise = p_b * (1.0 - p_b) / counts.n_b + p_c * (1.0 - p_c) / counts.n_c
+    return _Restricted(theta, (counts.weights * noise).sum(axis=1) / (m * m))
+
+
+def _bisect(
+    counts: TrialCounts, above: Callable[[_Restricted], npt.NDArray[np.bool_]]
+) -> FloatArray:
+    """Per run, the multiplier transform t ∈ (−1, 1) where ``above(restricted)`` turns from
+    True (at t = −1) to False (at t = 1); ``above`` must be monotone in t."""
+    runs = counts.weights.shape[0]
+    lo = np.full(runs, -1.0)
+    hi = np.full(runs, 1.0)
+    for _ in range(_STEPS):
+        mid = (lo + hi) / 2.0
+        up = above(_restricted(counts, mid))
+        lo = np.where(up, mid, lo)
+        hi = np.where(up, hi, mid)
+    middle: FloatArray = (lo + hi) / 2.0
+    return middle
+
+
+def _scale(counts: TrialCounts, level: float) -> tuple[FloatArray, FloatArray]:
+    """Per run: s²/M (the variance of Δ̂ that the differences' spread gives) and the
+    ``level`` quantile of t with M − 1 degrees of freedom."""
+    d = counts.c_c / counts.n_c - counts.c_b / counts.n_b
+    m = counts.stimuli
+    df = np.maximum(m - 1.0, 1.0)
+    mean = (counts.weights * d).sum(axis=1) / m
+    spread = np.maximum((counts.weights * d * d).sum(axis=1) - m * mean * mean, 0.0) / df
+    return spread / m, np.asarray(stdtrit(df, level), dtype=np.float64)
+
+
+def trial_noise_p_value(counts: TrialCounts, theta: float, side: str) -> FloatArray:
+    """One-sided p-value per run: ``side="worse"`` tests H0: Δ ≥ θ, ``"better"``
+    H0: Δ ≤ θ (see the module docstring).
+
+    >>> counts = TrialCounts.of_runs([5] * 5, [5] * 5, [5] * 5, [5] * 5)
+    >>> round(float(trial_noise_p_value(counts, -0.1, "better")[0]), 4)
+    0.0855
+    """
+    theta = min(max(float(theta), -1.0 + 1e-12), 1.0 - 1e-12)
+    at = _restricted(counts, _bisect(counts, lambda r: r.theta > theta))
+    spread, _ = _scale(counts, 0.5)
+    gap = counts.delta - theta
+    se = np.sqrt(np.maximum(at.variance, spread))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(se > 0.0, gap / se, np.where(gap == 0.0, 0.0, np.sign(gap) * np.inf))
+    df = np.maximum(counts.stimuli - 1.0, 1.0)
+    return np.asarray(stdtr(df, t if side == "worse" else -t), dtype=np.float64)
+
+
+class TrialNoiseBounds(NamedTuple):
+    """One-sided lower and upper bounds of Δ per run, at one confidence level."""
+
+    lower: FloatArray
+    upper: FloatArray
+
+
+def trial_noise_bounds(counts: TrialCounts, confidence: float) -> TrialNoiseBounds:
+    """One-sided ``confidence`` bounds of Δ per run (the inversion of
+    :func:`trial_noise_p_value`).
+
+    Five stimuli at 5/5 in both runs cannot rule out a candidate at 90%:
+
+    >>> counts = TrialCounts.of_runs([5] * 5, [5] * 5, [5] * 5, [5] * 5)
+    >>> bounds = trial_noise_bounds(counts, 0.95)
+    >>> round(float(bounds.lower[0]), 3), round(float(bounds.upper[0]), 3)
+    (-0.154, 0.154)
+    """
+    spread, q = _scale(counts, confidence)
+    delta = counts.delta
+
+    # Along λ (falling θ): a θ above U is rejected, then accepted down to L, then rejected.
+    def beyond_upper(r: _Restricted) -> npt.NDArray[np.bool_]:
+        return np.asarray(r.theta - delta > q * np.sqrt(np.maximum(r.variance, spread)))
+
+    def not_below_lower(r: _Restricted) -> npt.NDArray[np.bool_]:
+        return np.asarray(delta - r.theta <= q * np.sqrt(np.maximum(r.variance, spread)))
+
+    upper = _restricted(counts, _bisect(counts, beyond_upper)).theta
+    lower = _restricted(counts, _bisect(counts, not_below_lower)).theta
+    return TrialNoiseBounds(np.clip(lower, -1.0, 1.0), np.clip(upper, -1.0, 1.0))

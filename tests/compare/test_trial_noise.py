@@ -1,0 +1,210 @@
+"""The trials' binomial noise in the regression gate's bounds (gate.metrics.trial_noise).
+
+Checked against a hand calculation, an independent implementation (the restricted
+likelihood maximised by scipy's SLSQP, the bound found by brentq), and seeded
+simulations of the settings where the sign-flip test alone passed a true drop of D or
+failed an unchanged candidate far more often than α.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from scipy import optimize, stats
+
+from gate.compare import StimulusCounts, compare
+from gate.metrics.decision import FAIL, PASS, PairedRule, more_stimuli, regression_outcome
+from gate.metrics.paired import paired_bounds_batch, paired_test
+from gate.metrics.trial_noise import TrialCounts, trial_noise_bounds, trial_noise_p_value
+from gate.report import wording
+
+IntArray = npt.NDArray[np.int64]
+
+
+def test_all_passing_stimuli_by_hand() -> None:
+    """M stimuli at n/n in both runs: s² = 0. For θ = −x < 0 the likeliest rates are
+    p_b = 1 and p_c = 1 − x, so B = x(1 − x)/n, and the lower bound solves
+    x = t·sqrt(x(1 − x)/(nM)): x = a/(1 + a) with a = t²/(nM). M = n = 5, t = t_{4, 0.95}."""
+    t = stats.t.ppf(0.95, 4)
+    a = t * t / 25
+    counts = TrialCounts.of_runs([5] * 5, [5] * 5, [5] * 5, [5] * 5)
+    bounds = trial_noise_bounds(counts, 0.95)
+    assert float(bounds.lower[0]) == pytest.approx(-a / (1 + a), abs=1e-9)
+    assert float(bounds.upper[0]) == pytest.approx(a / (1 + a), abs=1e-9)
+    # At θ = −0.1: t = 0.1 / sqrt(0.9 · 0.1 / 25) = 1.6667 with 4 degrees of freedom.
+    p = trial_noise_p_value(counts, -0.1, "better")[0]
+    assert p == pytest.approx(stats.t.sf(0.1 / math.sqrt(0.09 / 25), 4), rel=1e-9)
+
+
+def _slsqp_variance(
+    n_b: IntArray, c_b: IntArray, n_c: IntArray, c_c: IntArray, theta: float
+) -> float:
+    """B(θ)/M from the restricted maximum likelihood, by a general-purpose optimiser."""
+    m = n_b.size
+    eps = 1e-10
+
+    def nll(x: npt.NDArray[np.float64]) -> float:
+        p_b, p_c = np.clip(x[:m], eps, 1 - eps), np.clip(x[m:], eps, 1 - eps)
+        return -float(
+            np.sum(c_b * np.log(p_b) + (n_b - c_b) * np.log(1 - p_b))
+            + np.sum(c_c * np.log(p_c) + (n_c - c_c) * np.log(1 - p_c))
+        )
+
+    start = np.r_[np.clip(c_b / n_b, 0.05, 0.95), np.clip(c_c / n_c, 0.05, 0.95)]
+    result = optimize.minimize(
+        nll,
+        start,
+        method="SLSQP",
+        bounds=[(0.0, 1.0)] * (2 * m),
+        constraints=[{"type": "eq", "fun": lambda x: float(np.mean(x[m:] - x[:m])) - theta}],
+        options={"ftol": 1e-15, "maxiter": 2000},
+    )
+    p_b, p_c = result.x[:m], result.x[m:]
+    return float(np.sum(p_b * (1 - p_b) / n_b + p_c * (1 - p_c) / n_c)) / (m * m)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_bounds_match_an_independent_implementation(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(3, 9))
+    n_b, n_c = rng.integers(1, 11, m), rng.integers(1, 11, m)
+    c_b, c_c = rng.binomial(n_b, 0.8), rng.binomial(n_c, 0.7)
+    d = c_c / n_c - c_b / n_b
+    q = stats.t.ppf(0.95, m - 1)
+    spread = float(np.var(d, ddof=1)) / m
+
+    def gap(theta: float, side: int) -> float:
+        variance = max(_slsqp_variance(n_b, c_b, n_c, c_c, theta), spread)
+        return side * (theta - d.mean()) - q * math.sqrt(variance)
+
+    upper = optimize.brentq(gap, d.mean(), 1 - 1e-9, args=(1,), xtol=1e-12)
+    lower = optimize.brentq(gap, -1 + 1e-9, d.mean(), args=(-1,), xtol=1e-12)
+    bounds = trial_noise_bounds(TrialCounts.of_runs(n_b, c_b, n_c, c_c), 0.95)
+    assert float(bounds.upper[0]) == pytest.approx(upper, abs=2e-6)
+    assert float(bounds.lower[0]) == pytest.approx(lower, abs=2e-6)
+
+
+def test_p_value_at_a_bound_is_alpha() -> None:
+    n = np.array([5, 3, 10, 5])
+    counts = TrialCounts.of_runs(n, [5, 2, 7, 4], n, [4, 3, 6, 1])
+    bounds = trial_noise_bounds(counts, 0.9)
+    assert trial_noise_p_value(counts, float(bounds.upper[0]), "worse")[0] == pytest.approx(0.1)
+    assert trial_noise_p_value(counts, float(bounds.lower[0]), "better")[0] == pytest.approx(0.1)
+
+
+def test_five_stimuli_at_five_of_five_no_longer_pass_a_ten_point_margin() -> None:
+    """d = (0, 0, 0, 0, 0): the sign flip alone put both bounds at 0 and passed D = 0.10,
+    although a candidate at 90% everywhere shows 25/25 in 0.9^25 = 7% of runs."""
+    base = {s: StimulusCounts(5, 5) for s in "abcde"}
+    result = compare(base, dict(base))
+    plain = paired_test(result.differences)
+    assert (plain.lower, plain.upper) == (0.0, 0.0)
+    assert result.test.lower == pytest.approx(-0.1538, abs=1e-4)
+    assert result.test.noise_floor == ("lower", "upper")
+    assert (
+        regression_outcome([result.test.lower], [result.test.upper], "max_regression", 0.05, 0.10)[
+            0
+        ]
+        != PASS
+    )
+    reason = wording.paired_test_reason(result.test)
+    assert reason.endswith(
+        "; both bounds widened to cover the binomial noise of each stimulus's trials, "
+        "which 5 differences alone understate"
+    )
+
+
+def test_the_t_test_is_left_as_it_is() -> None:
+    """From 30 stimuli on, the t test's sd already carries the trials' noise: unchanged."""
+    rng = np.random.default_rng(7)
+    a, b = rng.binomial(5, 0.7, 40), rng.binomial(5, 0.6, 40)
+    result = compare(
+        {f"s{i}": StimulusCounts(5, int(x)) for i, x in enumerate(a)},
+        {f"s{i}": StimulusCounts(5, int(x)) for i, x in enumerate(b)},
+    )
+    assert result.test.method == "paired t" and result.test.noise_floor == ()
+    assert result.test.upper == paired_test(result.differences).upper
+
+
+def _true_drop_runs(
+    m: int, k_b: int, k_c: int, rate: float, drop: float, runs: int, seed: int
+) -> tuple[IntArray, IntArray]:
+    rng = np.random.default_rng(seed)
+    return rng.binomial(k_b, rate, (runs, m)), rng.binomial(k_c, rate - drop, (runs, m))
+
+
+@pytest.mark.parametrize(
+    ("m", "k_b", "k_c", "rate", "delta", "old"),
+    [
+        (5, 1, 1, 0.95, 0.0, 0.61),  # d mostly all zero: the sign flip passed 61% of runs
+        (8, 1, 1, 0.95, 0.05, 0.30),
+        (5, 5, 5, 0.95, 0.0, 0.14),
+        (16, 3, 3, 0.95, 0.0, 0.066),
+    ],
+)
+def test_a_true_drop_of_d_passes_at_most_alpha(
+    m: int, k_b: int, k_c: int, rate: float, delta: float, old: float
+) -> None:
+    """Every stimulus at ``rate`` in the baseline and ``rate − D`` in the candidate
+    (D = δ + 0.05): a pass claims a drop of D is ruled out, so it may happen in at most
+    α = 5% of runs (4,000 seeded runs; bound 0.05 + 3 s.e.). ``old``: the audit's rate
+    for the sign-flip test alone (2,000 runs a setting)."""
+    detectable = delta + 0.05
+    runs = 4000
+    base, cand = _true_drop_runs(m, k_b, k_c, rate, detectable, runs, seed=m * 100 + k_b)
+    rule = PairedRule("max_regression", "pass_rate", 1, delta, detectable)
+    outcome = rule.evaluate_counts(
+        np.full((runs, m), k_b), base, np.full((runs, m), k_c), cand
+    ).outcome
+    passed = float(np.mean(outcome == PASS))
+    assert passed <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / runs), (passed, old)
+    without = paired_bounds_batch((cand / k_c - base / k_b), confidence=0.95)
+    assert float(np.mean(rule.decide_bounds(*without) == PASS)) > 0.05  # the old failure
+
+
+def test_unequal_trial_counts_no_longer_raise_false_alarms() -> None:
+    """Baseline 3 trials, candidate 10, every stimulus at 95% in both runs, 12 stimuli:
+    the sign flip alone failed 8.6% of unchanged candidates (skewed differences)."""
+    runs, m = 4000, 12
+    base, cand = _true_drop_runs(m, 3, 10, 0.95, 0.0, runs, seed=12)
+    rule = PairedRule("max_regression", "pass_rate", 1, 0.0, 0.05)
+    outcome = rule.evaluate_counts(
+        np.full((runs, m), 3), base, np.full((runs, m), 10), cand
+    ).outcome
+    assert float(np.mean(outcome == FAIL)) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / runs)
+
+
+@pytest.mark.parametrize(("m", "k"), [(5, 5), (10, 3), (8, 1)])
+def test_batch_rule_agrees_with_the_verdict(m: int, k: int) -> None:
+    """Replicate by replicate, the vectorised rule (advice, planning) has the verdict's bounds
+    (up to 2^10 stimuli both enumerate every sign pattern)."""
+    base, cand = _true_drop_runs(m, k, k, 0.9, 0.05, 40, seed=m + k)
+    rule = PairedRule("max_regression", "pass_rate", 1, 0.0, 0.05)
+    batch = rule.evaluate_counts(np.full(base.shape, k), base, np.full(base.shape, k), cand)
+    ids = [f"s{i:02d}" for i in range(m)]
+    for row in range(base.shape[0]):
+        result = compare(
+            {s: StimulusCounts(k, int(c)) for s, c in zip(ids, base[row], strict=True)},
+            {s: StimulusCounts(k, int(c)) for s, c in zip(ids, cand[row], strict=True)},
+        )
+        assert result.test.lower == pytest.approx(batch.lower[row], abs=1e-9), row
+        assert result.test.upper == pytest.approx(batch.upper[row], abs=1e-9), row
+
+
+def test_more_stimuli_resamples_the_trials_too() -> None:
+    """Eight stimuli at 5/5 in both runs: resampling the differences alone (all 0) says
+    the next stimulus decides; with the trials' noise, more are needed."""
+    n = np.full(8, 5)
+    rule = PairedRule("max_regression", "pass_rate", 1, 0.0, 0.05)
+    zeros = np.zeros(8)
+    plain = more_stimuli(rule, zeros)
+    widened = more_stimuli(rule, zeros, counts=(n, n, n, n))
+    assert plain == 9
+    # Every resampled run is M' stimuli at 5/5: L = −a/(1 + a) with a = t²/(5M') (the
+    # hand case above) passes once it is above −0.05, i.e. 19 t² < 5M'.
+    needed = next(x for x in range(9, 100) if 19 * stats.t.ppf(0.95, x - 1) ** 2 < 5 * x)
+    assert needed == 13
+    assert widened == needed
