@@ -1021,7 +1021,7 @@ def paired_test(
         def clip(x: float) -> float:
             return min(max(x, lo_limit), hi_limit)
 
-        result = PairedTest(
+        return PairedTest(
             method="paired t",
             stimuli=m,
             delta=delta,
@@ -1043,36 +1043,12 @@ def paired_test(
             lower=clip(delta - q1 * se),
             confidence=1.0 - alpha,
         )
-    else:
-        result = _sign_flip_test(
-            d, alpha, margin, gain, limits, patterns, seed, requested, delta, se, zero_spread
-        )
-    # The t test's sd already carries the trials' noise (M ≥ 30); the sign flip reads each
-    # difference as exact, which is where a few stimuli near 0 or 1 pass a real drop.
-    if counts is None or m < 2 or result.method == "paired t":
-        return result
-    return _with_trial_noise(result, counts, limits)
-
-
-def _sign_flip_test(
-    d: FloatArray,
-    alpha: float,
-    margin: float,
-    gain: float,
-    limits: tuple[float, float],
-    patterns: int,
-    seed: int,
-    requested: Method,
-    delta: float,
-    se: float | None,
-    zero_spread: bool,
-) -> PairedTest:
     flip = _permutation(
         d, alpha=alpha, margin=margin, gain=gain, limits=limits, patterns=patterns, seed=seed
     )
-    return PairedTest(
+    result = PairedTest(
         method="exact sign-flip permutation" if flip.exact else "Monte-Carlo sign-flip permutation",
-        stimuli=int(d.size),
+        stimuli=m,
         delta=delta,
         se=se,
         statistic=None,
@@ -1092,6 +1068,11 @@ def _sign_flip_test(
         lower=flip.lower,
         confidence=1.0 - alpha,
     )
+    # The t test's sd already carries the trials' noise (M ≥ 30); the sign flip reads each
+    # difference as exact, which is where a few stimuli near 0 or 1 pass a real drop.
+    if counts is None or m < 2:
+        return result
+    return _with_trial_noise(result, counts, limits)
 
 
 def _with_trial_noise(
@@ -1172,26 +1153,6 @@ def paired_bounds_batch(
         rest = np.ones(runs, dtype=bool)
     if not rest.any():
         return lower, upper
-    _sign_flip_batch(diffs[rest], rest, lower, upper, alpha, patterns, seed, limits)
-    if counts is not None and m >= 2:
-        noise = trial_noise_bounds(counts._replace(weights=counts.weights[rest]), 1.0 - alpha)
-        lower[rest] = np.maximum(np.minimum(lower[rest], noise.lower), lo_limit)
-        upper[rest] = np.minimum(np.maximum(upper[rest], noise.upper), hi_limit)
-    return lower, upper
-
-
-def _sign_flip_batch(
-    chosen: FloatArray,
-    rest: npt.NDArray[np.bool_],
-    lower: FloatArray,
-    upper: FloatArray,
-    alpha: float,
-    patterns: int,
-    seed: int,
-    limits: tuple[float, float],
-) -> None:
-    """Sign-flip bounds of the runs ``rest`` (their differences ``chosen``), in place."""
-    m = chosen.shape[1]
     if (1 << m) <= patterns:
         flips = ((np.arange(1 << m)[:, None] >> np.arange(m)) & 1).astype(bool)
     else:
@@ -1200,11 +1161,17 @@ def _sign_flip_batch(
     empty = sizes == 0
     total = flips.shape[0]
     cut = _rank_cut(alpha, total)
+    chosen = diffs[rest]
     means = (chosen @ flips.T.astype(np.float64)) / np.maximum(sizes, 1)
     high = np.partition(np.where(empty, np.inf, means), total - 1 - cut, axis=1)
     low = np.partition(np.where(empty, -np.inf, means), cut, axis=1)
-    upper[rest] = np.minimum(high[:, total - 1 - cut], limits[1])
-    lower[rest] = np.maximum(low[:, cut], limits[0])
+    upper[rest] = np.minimum(high[:, total - 1 - cut], hi_limit)
+    lower[rest] = np.maximum(low[:, cut], lo_limit)
+    if counts is not None and m >= 2:
+        noise = trial_noise_bounds(counts.select(rest), 1.0 - alpha)
+        lower[rest] = np.maximum(np.minimum(lower[rest], noise.lower), lo_limit)
+        upper[rest] = np.minimum(np.maximum(upper[rest], noise.upper), hi_limit)
+    return lower, upper
 
 
 # --------------------------------------------------------------------------- power

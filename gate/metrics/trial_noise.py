@@ -153,6 +153,11 @@ class TrialCounts(NamedTuple):
         )
         return cls(n_b_, c_b_, n_c_, c_c_, np.atleast_2d(np.asarray(weights, dtype=np.float64)))
 
+    def select(self, runs: npt.NDArray[np.bool_]) -> TrialCounts:
+        """Only the chosen runs (their own rows too, where each run has its own)."""
+        n_b, c_b, n_c, c_c = (x[runs] if x.ndim == 2 else x for x in self[:4])
+        return TrialCounts(n_b, c_b, n_c, c_c, self.weights[runs])
+
     @property
     def stimuli(self) -> FloatArray:
         """M of each run."""

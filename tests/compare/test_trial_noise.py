@@ -208,3 +208,24 @@ def test_more_stimuli_resamples_the_trials_too() -> None:
     needed = next(x for x in range(9, 100) if 19 * stats.t.ppf(0.95, x - 1) ** 2 < 5 * x)
     assert needed == 13
     assert widened == needed
+
+
+def test_batch_widens_only_its_sign_flip_runs_when_each_run_has_its_own_rows() -> None:
+    """From 30 stimuli the batch takes t except for runs whose differences are all equal;
+    with trial counts too varied to share rows (each run keeps its own), only those runs
+    are widened, with the verdict's bounds."""
+    rng = np.random.default_rng(5)
+    n_b = rng.integers(50, 400, (3, 30))
+    n_c = n_b.copy()
+    c_b = rng.binomial(n_b, 0.9)
+    c_c = rng.binomial(n_c, 0.85)
+    c_c[0] = c_b[0]  # run 0: every difference 0
+    counts = TrialCounts.of_runs(n_b, c_b, n_c, c_c)
+    assert counts.n_b.ndim == 2  # the per-run form
+    d = c_c / n_c - c_b / n_b
+    lower, upper = paired_bounds_batch(d, counts=counts)
+    verdict = paired_test(d[0], counts=TrialCounts.of_runs(n_b[0], c_b[0], n_c[0], c_c[0]))
+    assert verdict.noise_floor == ("lower", "upper")
+    assert (lower[0], upper[0]) == pytest.approx((verdict.lower, verdict.upper), abs=1e-9)
+    plain = paired_bounds_batch(d[1:])
+    assert lower[1:] == pytest.approx(plain[0]) and upper[1:] == pytest.approx(plain[1])
