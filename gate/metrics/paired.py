@@ -16,7 +16,8 @@ Bars to Evals", arXiv:2411.00640).
 
 Suite-level test (:func:`paired_test`), chosen by :data:`T_MIN_STIMULI`:
 
-- ``M ≥ 30``: paired t with ``M - 1`` degrees of freedom.
+- ``M ≥ 30``: paired t with ``M - 1`` degrees of freedom, each bound widened to Hall's
+  skewness-corrected t's where that is wider (:mod:`gate.metrics.skew`).
 - ``M < 30``: sign-flip permutation test (under H0 each d_i is symmetric around
   zero, so all ``2^M`` sign patterns are equally likely): exact enumeration when
   ``M ≤ 20``, else 65,536 random patterns with a fixed seed (Monte-Carlo,
@@ -46,6 +47,7 @@ import numpy.typing as npt
 from gate.metrics._kernels import log_comb, log_factorial
 from gate.metrics._special import gammaln, normal_quantile, stdtr, stdtrit
 from gate.metrics._validation import check_choice, check_confidence, check_finite_values, check_int
+from gate.metrics.skew import skew_corrected, skew_corrected_p
 from gate.metrics.trial_noise import TrialCounts, trial_noise_bounds, trial_noise_p_value
 
 __all__ = [
@@ -759,6 +761,9 @@ class PairedTest(NamedTuple):
         noise_floor: The bounds (``"lower"``, ``"upper"``) that the trials' binomial
             noise widened (:mod:`gate.metrics.trial_noise`); empty when the
             differences' own test was the wider one, or no counts were given.
+        skew_widened: The bounds (``"lower"``, ``"upper"``) of the paired t test that
+            Hall's skewness correction widened (:mod:`gate.metrics.skew`); empty for the
+            sign-flip test, or when plain t's bounds were the wider ones.
 
     ``p_worse ≤ α`` ⇔ ``upper < -margin`` and ``p_better ≤ α`` ⇔ ``lower > gain``
     (the bounds are the inversions of the same tests). Bounds are clipped to the
@@ -788,6 +793,7 @@ class PairedTest(NamedTuple):
     lower: float
     confidence: float
     noise_floor: tuple[str, ...] = ()
+    skew_widened: tuple[str, ...] = ()
 
     @property
     def can_reject(self) -> bool:
@@ -980,6 +986,11 @@ def paired_test(
         upper    = Δ + t_{1-α} SE,   lower = Δ - t_{1-α} SE
         interval = Δ ± t_{1-α/2} SE
 
+    and each bound widened, each p-value raised, to those of Hall's skewness-corrected t
+    (:mod:`gate.metrics.skew`) where they are wider: skewed differences (rates near 0 or
+    1, unequal trial counts) make plain t miss on one side. ``skew_widened`` names the
+    bounds it widened.
+
     ``limits`` is the range Δ can take; bounds are clipped to it.
 
     ``counts`` (pass rates only: the per-stimulus pass counts the differences come
@@ -1012,37 +1023,7 @@ def paired_test(
     zero_spread = float(np.ptp(d)) <= _TIE
     use_t = (method == "t" or (method == "auto" and m >= T_MIN_STIMULI)) and not zero_spread
     if use_t and se is not None:
-        df = m - 1
-        q1 = float(stdtrit(df, 1.0 - alpha))
-        q2 = float(stdtrit(df, 1.0 - alpha / 2.0))
-        p_worse = float(stdtr(df, (delta + margin) / se))
-        p_better = float(stdtr(df, -(delta - gain) / se))
-
-        def clip(x: float) -> float:
-            return min(max(x, lo_limit), hi_limit)
-
-        return PairedTest(
-            method="paired t",
-            stimuli=m,
-            delta=delta,
-            se=se,
-            statistic=delta / se,
-            df=df,
-            patterns=None,
-            seed=None,
-            requested=requested,
-            zero_spread=False,
-            margin=margin,
-            gain=gain,
-            p_worse=p_worse,
-            p_better=p_better,
-            rejects_worse=p_worse <= alpha,
-            rejects_better=p_better <= alpha,
-            interval=(clip(delta - q2 * se), clip(delta + q2 * se)),
-            upper=clip(delta + q1 * se),
-            lower=clip(delta - q1 * se),
-            confidence=1.0 - alpha,
-        )
+        return _paired_t(d, requested, margin, gain, alpha, limits)
     flip = _permutation(
         d, alpha=alpha, margin=margin, gain=gain, limits=limits, patterns=patterns, seed=seed
     )
@@ -1073,6 +1054,66 @@ def paired_test(
     if counts is None or m < 2:
         return result
     return _with_trial_noise(result, counts, limits)
+
+
+def _paired_t(
+    d: FloatArray,
+    requested: Method,
+    margin: float,
+    gain: float,
+    alpha: float,
+    limits: tuple[float, float],
+) -> PairedTest:
+    """The paired t test, each bound the wider of plain t's and Hall's skewness-corrected
+    t's (:mod:`gate.metrics.skew`), each p-value the larger."""
+    m = int(d.size)
+    df = m - 1
+    delta = float(np.mean(d))
+    se = float(np.std(d, ddof=1)) / math.sqrt(m)
+    q1 = float(stdtrit(df, 1.0 - alpha))
+    q2 = float(stdtrit(df, 1.0 - alpha / 2.0))
+    hall = skew_corrected(d[None, :], 1.0 - alpha)
+    lo_limit, hi_limit = limits
+
+    def clip(x: float) -> float:
+        return min(max(x, lo_limit), hi_limit)
+
+    plain = (delta - q1 * se, delta + q1 * se)
+    lower = min(plain[0], float(hall.lower[0]))
+    upper = max(plain[1], float(hall.upper[0]))
+    p_worse = max(float(stdtr(df, (delta + margin) / se)), skew_corrected_p(d, -margin, "worse"))
+    p_better = max(float(stdtr(df, -(delta - gain) / se)), skew_corrected_p(d, gain, "better"))
+    widened = tuple(
+        side
+        for side, before, after in (("lower", plain[0], lower), ("upper", plain[1], upper))
+        if abs(clip(after) - clip(before)) > _TIE
+    )
+    return PairedTest(
+        method="paired t",
+        stimuli=m,
+        delta=delta,
+        se=se,
+        statistic=delta / se,
+        df=df,
+        patterns=None,
+        seed=None,
+        requested=requested,
+        zero_spread=False,
+        margin=margin,
+        gain=gain,
+        p_worse=p_worse,
+        p_better=p_better,
+        rejects_worse=p_worse <= alpha,
+        rejects_better=p_better <= alpha,
+        interval=(
+            clip(min(delta - q2 * se, float(hall.interval_lower[0]))),
+            clip(max(delta + q2 * se, float(hall.interval_upper[0]))),
+        ),
+        upper=clip(upper),
+        lower=clip(lower),
+        confidence=1.0 - alpha,
+        skew_widened=widened,
+    )
 
 
 def _with_trial_noise(
@@ -1120,7 +1161,8 @@ def paired_bounds_batch(
 
     ``d`` has shape (R, M): R simulated runs of M paired differences each. The
     test is :func:`paired_test`'s automatic choice: paired t from
-    :data:`T_MIN_STIMULI` stimuli on (and spread > 0), else sign-flip, all 2^M
+    :data:`T_MIN_STIMULI` stimuli on (and spread > 0; each bound the wider of plain and
+    skewness-corrected t's), else sign-flip, all 2^M
     patterns when ``2^M ≤ patterns``, else ``patterns`` random ones (one set for
     every run, ``seed``). For simulation (advice, planning), not for the verdict
     itself: the verdict always uses :func:`paired_test` with its full pattern count.
@@ -1146,8 +1188,11 @@ def paired_bounds_batch(
         se = diffs.std(axis=1, ddof=1) / math.sqrt(m)
         q = float(stdtrit(m - 1, 1.0 - alpha))
         use = ~equal
-        lower[use] = np.clip(mean[use] - q * se[use], lo_limit, hi_limit)
-        upper[use] = np.clip(mean[use] + q * se[use], lo_limit, hi_limit)
+        hall = skew_corrected(diffs[use], 1.0 - alpha)
+        low_t = np.minimum(mean[use] - q * se[use], hall.lower)
+        high_t = np.maximum(mean[use] + q * se[use], hall.upper)
+        lower[use] = np.clip(low_t, lo_limit, hi_limit)
+        upper[use] = np.clip(high_t, lo_limit, hi_limit)
         rest = equal
     else:
         rest = np.ones(runs, dtype=bool)

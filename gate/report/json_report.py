@@ -403,6 +403,7 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
         "test": test.method,
         "reason": wording.paired_test_reason(test),
         "noise_floor": list(test.noise_floor),
+        "skew_widened": list(test.skew_widened),
         "shared": len(comparison.shared),
         "added": list(comparison.added),
         "removed": list(comparison.removed),

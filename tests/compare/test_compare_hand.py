@@ -24,6 +24,7 @@ from gate.metrics.paired import (
     trials_needed,
     within_variance,
 )
+from gate.metrics.skew import skew_corrected, skew_corrected_p
 from gate.report import wording
 
 
@@ -237,19 +238,34 @@ def test_auto_uses_t_from_30_stimuli_and_matches_scipy() -> None:
     cand = {f"s{i}": StimulusCounts(5, int(x)) for i, x in enumerate(b)}
     result = compare(base, cand)
     assert result.test.method == "paired t"
-    assert wording.paired_test_reason(result.test) == (
+    assert wording.paired_test_reason(result.test).startswith(
         "paired t with 39 degrees of freedom: 40 shared stimuli (≥ 30), "
         "enough for the t approximation"
     )
     # compare() sorts ids (s0, s1, s10, …); align the raw arrays the same way.
     order = [int(s[1:]) for s in sorted(base)]
+    d = b[order] / 5 - a[order] / 5
+    # Each p-value is the larger of plain t's (scipy) and Hall's skewness-corrected t's,
+    # each bound the wider (tests/compare/test_skew.py checks Hall's against scipy too).
     worse = stats.ttest_rel(b[order] / 5 + 0.02, a[order] / 5, alternative="less")
     better = stats.ttest_rel(b[order] / 5, a[order] / 5, alternative="greater")
-    assert result.test_at(margin=0.02).p_worse == pytest.approx(worse.pvalue, rel=1e-9)
-    assert result.test.p_better == pytest.approx(better.pvalue, rel=1e-9)
+    assert result.test_at(margin=0.02).p_worse == pytest.approx(
+        max(worse.pvalue, skew_corrected_p(d, -0.02, "worse")), rel=1e-9
+    )
+    assert result.test.p_better == pytest.approx(
+        max(better.pvalue, skew_corrected_p(d, 0.0, "better")), rel=1e-9
+    )
     plain = stats.ttest_rel(b[order] / 5, a[order] / 5, alternative="less")
-    assert result.test.p_worse == pytest.approx(plain.pvalue, rel=1e-9)
-    assert result.test.lower == pytest.approx(better.confidence_interval(0.95).low, rel=1e-9)
+    assert result.test.p_worse == pytest.approx(
+        max(plain.pvalue, skew_corrected_p(d, 0.0, "worse")), rel=1e-9
+    )
+    hall = skew_corrected(d[None, :], 0.95)
+    assert result.test.lower == pytest.approx(
+        min(better.confidence_interval(0.95).low, float(hall.lower[0])), rel=1e-9
+    )
+    assert result.test.upper == pytest.approx(
+        max(plain.confidence_interval(0.95).high, float(hall.upper[0])), rel=1e-9
+    )
 
 
 # --------------------------------------------------------------------- Fisher, Holm, BH
