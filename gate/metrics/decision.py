@@ -47,7 +47,7 @@ from gate.metrics._kernels import (
     pass_at_k_values,
     pass_hat_k_values,
 )
-from gate.metrics._special import normal_quantile
+from gate.metrics._special import normal_quantile, stdtrit
 from gate.metrics._validation import check_choice
 from gate.metrics.intervals import (
     Alternative,
@@ -65,6 +65,7 @@ from gate.metrics.paired import (
 )
 from gate.metrics.posterior import posterior_rates
 from gate.metrics.sequential import confidence_sequence, look_bounds, round_sums
+from gate.metrics.skew import skew_corrected_moments
 from gate.metrics.trial_noise import TrialCounts, trial_noise_bounds
 
 __all__ = [
@@ -1365,18 +1366,8 @@ def more_stimuli(
             if trials is not None and row is not None:
                 noise = trials._replace(weights=_per_row(row[chosen], trials.n_b.size))
             return _decided(rule.evaluate_differences(sample, noise).outcome)
-        # The t path needs only each run's mean and sd: multinomial counts of the
-        # observed values give them at any M' for the cost of M.
         drawn = rng.multinomial(total, uniform, size=runs).astype(np.float64)
-        mean = drawn @ d / total
-        var = np.maximum(drawn @ (d * d) - total * mean * mean, 0.0) / (total - 1)
-        from gate.metrics._special import stdtrit
-
-        q = float(stdtrit(total - 1, 1.0 - alpha_of(rule.confidence)))
-        se = np.sqrt(var / total)
-        zero = var <= 0.0
-        lower = np.clip(np.where(zero, mean, mean - q * se), -1.0, 1.0)
-        upper = np.clip(np.where(zero, mean, mean + q * se), -1.0, 1.0)
+        lower, upper, zero = _drawn_t_bounds(d, drawn, rule.confidence)
         if trials is not None and row is not None and zero.any():
             # As the verdict: runs whose differences are all equal take the sign flip.
             weights = _per_row(
@@ -1388,6 +1379,33 @@ def more_stimuli(
         return _decided(rule.decide_bounds(lower, upper))
 
     return _smallest(probability, power, cap, start=d.size + 1)
+
+
+def _drawn_t_bounds(
+    d: FloatArray, drawn: FloatArray, confidence: float
+) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]:
+    """The t path of :func:`gate.metrics.paired.paired_bounds_batch` for runs that take
+    ``drawn[r, i]`` copies of each observed difference ``d[i]`` (M' = the row sums ≥ 30), from
+    their moments alone: (lower, upper, zero spread). Zero-spread runs get their mean as
+    both bounds (the caller gives them the sign flip's). The moments are taken about the
+    observed mean, so that little cancels."""
+    total = round(float(drawn[0].sum()))
+    centre = float(d.mean())
+    e = d - centre
+    shift = drawn @ e / total
+    raw_second = drawn @ (e * e) / total
+    second = np.maximum(raw_second - shift * shift, 0.0)
+    third = drawn @ e**3 / total - 3.0 * shift * raw_second + 2.0 * shift**3
+    mean = centre + shift
+    q = float(stdtrit(total - 1, confidence))
+    se = np.sqrt(second / (total - 1))
+    hall = skew_corrected_moments(mean, second, third, total, confidence)
+    # As the verdict's zero_spread: the drawn differences all equal (up to rounding).
+    present = drawn > 0
+    zero = np.ptp(np.where(present, d, d[np.argmax(present, axis=1)][:, None]), axis=1) <= 1e-9
+    lower = np.clip(np.where(zero, mean, np.minimum(mean - q * se, hall.lower)), -1.0, 1.0)
+    upper = np.clip(np.where(zero, mean, np.maximum(mean + q * se, hall.upper)), -1.0, 1.0)
+    return lower, upper, zero
 
 
 def _per_row(rows: IntArray, distinct: int, times: FloatArray | None = None) -> FloatArray:

@@ -39,7 +39,14 @@ import numpy.typing as npt
 
 from gate.metrics._special import stdtr, stdtrit
 
-__all__ = ["SkewCorrected", "hall_inverse", "hall_transform", "skew_corrected", "skew_corrected_p"]
+__all__ = [
+    "SkewCorrected",
+    "hall_inverse",
+    "hall_transform",
+    "skew_corrected",
+    "skew_corrected_moments",
+    "skew_corrected_p",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -92,19 +99,54 @@ class SkewCorrected(NamedTuple):
 
 
 def _moments(d: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Mean, SE (sd with M − 1) and b = γ̂/sqrt(M) of each row; rows of zero spread get b = 0.
-    The moments are taken of the deviations scaled to at most 1, so that no power of a
-    large or tiny difference overflows or underflows."""
-    m = d.shape[1]
+    """Each row's mean and central second and third moments (divided by M). They are taken
+    of the deviations scaled to at most 1, so that no power of a large or tiny difference
+    overflows or underflows, and scaled back where that is safe."""
     mean = d.mean(axis=1)
     centred = d - mean[:, None]
     scale = np.abs(centred).max(axis=1)
     unit = centred / np.where(scale > 0, scale, 1.0)[:, None]
     second = (unit * unit).mean(axis=1)
     third = (unit**3).mean(axis=1)
-    se = scale * np.sqrt(second / (m - 1))
-    gamma = np.where(second > 0, third / np.maximum(second, 1e-300) ** 1.5, 0.0)
-    return mean, se, gamma / math.sqrt(m)
+    return mean, second * scale**2, third * scale**3
+
+
+def _b(second: FloatArray, third: FloatArray, m: int) -> FloatArray:
+    """b = γ̂/sqrt(M), γ̂ = m₃/m₂^(3/2); 0 where there is no spread."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        gamma = np.where(second > 0, third / np.maximum(second, 1e-300) ** 1.5, 0.0)
+    return np.asarray(np.nan_to_num(gamma, nan=0.0) / math.sqrt(m), dtype=np.float64)
+
+
+def skew_corrected_moments(
+    mean: npt.ArrayLike,
+    second: npt.ArrayLike,
+    third: npt.ArrayLike,
+    stimuli: int,
+    confidence: float,
+) -> SkewCorrected:
+    """Hall's bounds from each run's mean and central moments m₂, m₃ (sums divided by M)
+    of ``stimuli`` = M ≥ 2 differences: for simulations that draw the moments directly.
+
+    >>> r = skew_corrected_moments([-0.2], [0.16], [-0.096], 5, 0.95)
+    >>> round(float(r.lower[0]), 4), round(float(r.upper[0]), 4)
+    (-1.8067, 0.0956)
+    """
+    mean_ = np.asarray(mean, dtype=np.float64)
+    second_ = np.maximum(np.asarray(second, dtype=np.float64), 0.0)
+    third_ = np.asarray(third, dtype=np.float64)
+    se = np.sqrt(second_ / (stimuli - 1))
+    b = _b(second_, third_, stimuli)
+    alpha = 1.0 - confidence
+    one = float(stdtrit(stimuli - 1, 1.0 - alpha))
+    two = float(stdtrit(stimuli - 1, 1.0 - alpha / 2.0))
+    return SkewCorrected(
+        lower=mean_ - hall_inverse(one, b) * se,
+        upper=mean_ - hall_inverse(-one, b) * se,
+        interval_lower=mean_ - hall_inverse(two, b) * se,
+        interval_upper=mean_ - hall_inverse(-two, b) * se,
+        b=b,
+    )
 
 
 def skew_corrected(d: npt.ArrayLike, confidence: float) -> SkewCorrected:
@@ -115,18 +157,8 @@ def skew_corrected(d: npt.ArrayLike, confidence: float) -> SkewCorrected:
     (-1.8067, 0.0956)
     """
     rows = np.atleast_2d(np.asarray(d, dtype=np.float64))
-    mean, se, b = _moments(rows)
-    alpha = 1.0 - confidence
-    df = rows.shape[1] - 1
-    one = float(stdtrit(df, 1.0 - alpha))
-    two = float(stdtrit(df, 1.0 - alpha / 2.0))
-    return SkewCorrected(
-        lower=mean - hall_inverse(one, b) * se,
-        upper=mean - hall_inverse(-one, b) * se,
-        interval_lower=mean - hall_inverse(two, b) * se,
-        interval_upper=mean - hall_inverse(-two, b) * se,
-        b=b,
-    )
+    mean, second, third = _moments(rows)
+    return skew_corrected_moments(mean, second, third, rows.shape[1], confidence)
 
 
 def skew_corrected_p(d: npt.ArrayLike, mu: float, side: str) -> float:
@@ -140,8 +172,10 @@ def skew_corrected_p(d: npt.ArrayLike, mu: float, side: str) -> float:
     0.05
     """
     rows = np.atleast_2d(np.asarray(d, dtype=np.float64))
-    mean, se, b = _moments(rows)
+    m = rows.shape[1]
+    mean, second, third = _moments(rows)
+    se = np.sqrt(second / (m - 1))
     with np.errstate(divide="ignore", invalid="ignore"):  # zero spread: T is ±inf
-        g = hall_transform((mean - mu) / se, b)
-    df = rows.shape[1] - 1
+        g = hall_transform((mean - mu) / se, _b(second, third, m))
+    df = m - 1
     return float(stdtr(df, g[0] if side == "worse" else -g[0]))

@@ -17,7 +17,7 @@ import pytest
 from scipy import optimize, stats
 
 from gate.compare import StimulusCounts, compare
-from gate.metrics.decision import FAIL, PairedRule
+from gate.metrics.decision import FAIL, PairedRule, _drawn_t_bounds
 from gate.metrics.paired import paired_bounds_batch, paired_test
 from gate.metrics.skew import hall_inverse, hall_transform, skew_corrected, skew_corrected_p
 from gate.report import wording
@@ -187,3 +187,18 @@ def test_batch_rule_agrees_with_the_verdict(k_b: int, k_c: int) -> None:
             continue
         assert result.test.lower == pytest.approx(lower[row], abs=1e-12), row
         assert result.test.upper == pytest.approx(upper[row], abs=1e-12), row
+
+
+def test_the_stimuli_advice_simulates_the_same_bounds() -> None:
+    """``more_stimuli`` draws M' ≥ 30 stimuli as multinomial counts of the observed
+    differences and bounds each run from its moments; those bounds are the batch rule's
+    (t and Hall's correction) on the same runs written out in full."""
+    rng = np.random.default_rng(21)
+    d = rng.binomial(10, 0.95, 12) / 10 - rng.binomial(3, 0.95, 12) / 3
+    drawn = rng.multinomial(40, np.full(12, 1 / 12), size=200).astype(np.float64)
+    lower, upper, zero = _drawn_t_bounds(d, drawn, 0.95)
+    full = np.stack([np.repeat(d, row.astype(np.int64)) for row in drawn])
+    want_lower, want_upper = paired_bounds_batch(full, confidence=0.95)
+    assert not zero.any()
+    assert lower == pytest.approx(want_lower, abs=1e-9)
+    assert upper == pytest.approx(want_upper, abs=1e-9)
