@@ -32,7 +32,7 @@ from gate.metrics.paired import (
     paired_test,
     within_variance,
 )
-from gate.metrics.trial_noise import TrialCounts
+from gate.metrics.trial_noise import TrialCounts, floor_k
 
 __all__ = [
     "Comparison",
@@ -184,8 +184,8 @@ class Comparison:
             when above α/M no single stimulus can be shown worse.
         tag: The tag the stimuli were filtered on (``None``: every stimulus).
         suite: The suite the stimuli were filtered on (``None``: every suite).
-        trial_counts: The paired stimuli's pass counts, for pass rates: the test's
-            bounds also cover their binomial noise (:mod:`gate.metrics.trial_noise`).
+        trial_counts: The paired stimuli's pass counts, for pass rates and pass^k: the
+            test's bounds also cover their binomial noise (:mod:`gate.metrics.trial_noise`).
     """
 
     metric: Metric
@@ -436,10 +436,12 @@ def compare(
         np.array([getattr(run[s], field) for s in paired], dtype=np.int64)
         for run, field in ((base, "n"), (base, "c"), (cand, "n"), (cand, "c"))
     )
-    # A pass rate's difference carries its trials' binomial noise, which the bounds cover.
+    # A pass rate's or pass^k's difference carries its trials' binomial noise, which the
+    # bounds cover.
+    noise_k = floor_k(metric, k)
     trial_counts = (
-        TrialCounts.of_runs(base_n, base_c, cand_n, cand_c)
-        if metric == "pass_rate" and paired
+        TrialCounts.of_runs(base_n, base_c, cand_n, cand_c, noise_k)
+        if noise_k is not None and paired
         else None
     )
     test = paired_test(d, confidence=confidence, seed=seed, limits=limits, counts=trial_counts)

@@ -649,7 +649,7 @@ def _regression_gate(spec: GateSpec, comparison: Comparison, advise: bool = True
     advice = Advice()
     if outcome == "inconclusive" and advise:
         trials = None if comparison.metric == "score" else more_trials_paired(rule, nb, cb, nc, cc)
-        counts = (nb, cb, nc, cc) if comparison.metric == "pass_rate" else None
+        counts = (nb, cb, nc, cc) if comparison.metric != "score" else None
         more = more_stimuli(rule, comparison.differences, counts=counts)
         advice = Advice(more_trials=trials, more_stimuli=more)
     at_margin = comparison.test_at(

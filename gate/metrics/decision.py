@@ -66,7 +66,7 @@ from gate.metrics.paired import (
 from gate.metrics.posterior import posterior_rates
 from gate.metrics.sequential import confidence_sequence, look_bounds, round_sums
 from gate.metrics.skew import skew_corrected_moments
-from gate.metrics.trial_noise import TrialCounts, trial_noise_bounds
+from gate.metrics.trial_noise import TrialCounts, floor_k, trial_noise_bounds
 
 __all__ = [
     "FAIL",
@@ -1029,7 +1029,8 @@ class PairedRule:
         nb, cb, nc, cc = _matrices(n_b, c_b, n_c, c_c)
         if self.scope == "stimuli":
             return self.evaluate_stimuli(nb, cb, nc, cc)
-        counts = TrialCounts.of_runs(nb, cb, nc, cc) if self.metric == "pass_rate" else None
+        noise_k = floor_k(self.metric, self.k)
+        counts = None if noise_k is None else TrialCounts.of_runs(nb, cb, nc, cc, noise_k)
         return self.evaluate_differences(self.differences(nb, cb, nc, cc), counts)
 
     def evaluate_differences(
@@ -1355,7 +1356,12 @@ def more_stimuli(
     runs = _runs(d.size)
     uniform = np.full(d.size, 1.0 / d.size)
     # Each observed stimulus's distinct count row: resampled stimuli add up per row.
-    trials, row = (None, None) if counts is None else TrialCounts.of_stimuli(*counts)
+    noise_k = floor_k(rule.metric, rule.k)
+    trials, row = (
+        (None, None)
+        if counts is None or noise_k is None
+        else TrialCounts.of_stimuli(*counts, k=noise_k)
+    )
 
     def probability(total: int) -> float:
         rng = np.random.default_rng(seed)

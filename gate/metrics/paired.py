@@ -993,7 +993,7 @@ def paired_test(
 
     ``limits`` is the range Δ can take; bounds are clipped to it.
 
-    ``counts`` (pass rates only: the per-stimulus pass counts the differences come
+    ``counts`` (pass rates and pass^k: the per-stimulus pass counts the differences come
     from) adds, wherever the sign-flip test decides, the test of
     :mod:`gate.metrics.trial_noise`, whose variance is never below the trials' binomial
     noise: each bound is the wider of the two, each p-value the larger, and
@@ -1166,7 +1166,7 @@ def paired_bounds_batch(
     patterns when ``2^M ≤ patterns``, else ``patterns`` random ones (one set for
     every run, ``seed``). For simulation (advice, planning), not for the verdict
     itself: the verdict always uses :func:`paired_test` with its full pattern count.
-    ``counts`` (the runs' pass counts, for pass rates) widens the sign-flip runs'
+    ``counts`` (the runs' pass counts, for pass rates and pass^k) widens the sign-flip runs'
     bounds as :func:`paired_test` does.
 
     >>> lo, hi = paired_bounds_batch([[-0.4, -0.2, -0.6, -0.2, -0.4]])

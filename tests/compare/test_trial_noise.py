@@ -229,3 +229,155 @@ def test_batch_widens_only_its_sign_flip_runs_when_each_run_has_its_own_rows() -
     assert (lower[0], upper[0]) == pytest.approx((verdict.lower, verdict.upper), abs=1e-9)
     plain = paired_bounds_batch(d[1:])
     assert lower[1:] == pytest.approx(plain[0]) and upper[1:] == pytest.approx(plain[1])
+
+
+# --------------------------------------------------------------------------- pass^k
+
+
+def test_the_variance_of_the_pass_hat_k_estimate_by_enumeration() -> None:
+    """Var(C(c, k)/C(n, k)) for c ~ Binomial(n, p), summed over every c, against the
+    U-statistic form the floor uses (k = 1: p(1 − p)/n)."""
+    from gate.metrics.trial_noise import _estimate_variance
+
+    cases = [(5, 3, 0.9), (10, 3, 0.5), (3, 3, 0.95), (7, 2, 0.3), (20, 5, 0.8), (5, 1, 0.7)]
+    for n, k, p in cases:
+        pmf = stats.binom.pmf(np.arange(n + 1), n, p)
+        u = np.array([math.comb(c, k) / math.comb(n, k) for c in range(n + 1)])
+        want = float(pmf @ (u * u) - (pmf @ u) ** 2)
+        got = float(_estimate_variance(np.array(p), np.array(float(n)), k))
+        assert got == pytest.approx(want, rel=1e-10, abs=1e-15)
+
+
+def test_pass_hat_k_all_passing_stimuli_by_hand() -> None:
+    """M stimuli at n/n in both runs, k = n: each estimate is the indicator of n/n, a
+    Bernoulli(p^n) draw. For θ = −x the path keeps the baseline at 1 and puts the
+    candidate's p^n at 1 − x, so B = x(1 − x) and the lower bound solves
+    x = t·sqrt(x(1 − x)/M): x = a/(1 + a) with a = t²/M. M = 5, n = k = 3."""
+    t = stats.t.ppf(0.95, 4)
+    a = t * t / 5
+    counts = TrialCounts.of_runs([3] * 5, [3] * 5, [3] * 5, [3] * 5, k=3)
+    bounds = trial_noise_bounds(counts, 0.95)
+    assert float(bounds.lower[0]) == pytest.approx(-a / (1 + a), abs=1e-9)
+    assert float(bounds.upper[0]) == pytest.approx(a / (1 + a), abs=1e-9)
+
+
+def _path_bounds(
+    n_b: IntArray, c_b: IntArray, n_c: IntArray, c_c: IntArray, k: int, confidence: float
+) -> tuple[float, float]:
+    """The pass^k floor's bounds by an independent route: for each λ the rates are the
+    quadratics' roots from numpy.roots, θ(λ) and the variance by summing the binomial
+    distribution; brentq finds λ for θ, then θ at each bound."""
+    m = n_b.size
+
+    def rate(lam: float, n: int, c: int) -> float:
+        if lam == 0:
+            return c / n
+        roots = np.roots([lam, -(n + lam), c]).real
+        root = (min(r for r in roots if -1e-9 <= r <= c / n + 1e-9) if lam > 0
+                else max(r for r in roots if c / n - 1e-9 <= r <= 1 + 1e-9))  # fmt: skip
+        return float(np.clip(root, 0.0, 1.0))
+
+    def variance(p: float, n: int) -> float:
+        pmf = stats.binom.pmf(np.arange(n + 1), n, p)
+        u = np.array([math.comb(c, k) / math.comb(n, k) for c in range(n + 1)])
+        return float(pmf @ (u * u) - (pmf @ u) ** 2)
+
+    def at(lam: float) -> tuple[float, float]:
+        p_c = [rate(lam, int(n), int(c)) for n, c in zip(n_c, c_c, strict=True)]
+        p_b = [rate(-lam, int(n), int(c)) for n, c in zip(n_b, c_b, strict=True)]
+        theta = float(np.mean([pc**k - pb**k for pc, pb in zip(p_c, p_b, strict=True)]))
+        noise = sum(variance(pc, int(n)) for pc, n in zip(p_c, n_c, strict=True))
+        noise += sum(variance(pb, int(n)) for pb, n in zip(p_b, n_b, strict=True))
+        return theta, noise / (m * m)
+
+    est = [math.comb(int(c), k) / math.comb(int(n), k) for n, c in zip(n_c, c_c, strict=True)]
+    est_b = [math.comb(int(c), k) / math.comb(int(n), k) for n, c in zip(n_b, c_b, strict=True)]
+    d = np.array(est) - np.array(est_b)
+    q = stats.t.ppf(confidence, m - 1)
+    spread = float(np.var(d, ddof=1)) / m
+
+    def gap(lam: float, side: int) -> float:
+        theta, noise = at(lam)
+        return side * (theta - d.mean()) - q * math.sqrt(max(noise, spread))
+
+    scale = 1e4 * max(int(n_b.max()), int(n_c.max()))
+    upper_lam = optimize.brentq(gap, -scale, 0.0, args=(1,), xtol=1e-13, rtol=1e-14)
+    lower_lam = optimize.brentq(gap, 0.0, scale, args=(-1,), xtol=1e-13, rtol=1e-14)
+    return at(lower_lam)[0], at(upper_lam)[0]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_pass_hat_k_bounds_match_an_independent_implementation(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    m, k = int(rng.integers(4, 9)), int(rng.integers(2, 4))
+    n_b, n_c = rng.integers(k, 11, m), rng.integers(k, 11, m)
+    c_b, c_c = rng.binomial(n_b, 0.85), rng.binomial(n_c, 0.75)
+    lower, upper = _path_bounds(n_b, c_b, n_c, c_c, k, 0.95)
+    bounds = trial_noise_bounds(TrialCounts.of_runs(n_b, c_b, n_c, c_c, k=k), 0.95)
+    assert float(bounds.lower[0]) == pytest.approx(lower, abs=1e-6)
+    assert float(bounds.upper[0]) == pytest.approx(upper, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("m", "n", "k", "old"),
+    [
+        (5, 5, 3, 0.26),  # the sign flip alone passed 26% of runs (measured, 4,000)
+        (5, 3, 3, 0.41),
+        (8, 5, 2, 0.10),
+    ],
+)
+def test_pass_hat_k_a_true_drop_of_d_passes_at_most_alpha(
+    m: int, n: int, k: int, old: float
+) -> None:
+    """Every stimulus at 95% in the baseline; the candidate's pass^k lower by exactly
+    D = 0.05 (δ = 0): a pass claims that drop is ruled out, so it may happen in at most
+    α = 5% of runs (4,000 seeded runs; bound 0.05 + 3 s.e.)."""
+    runs = 4000
+    rng = np.random.default_rng(m * 100 + n * 10 + k)
+    p_c = (0.95**k - 0.05) ** (1 / k)
+    base, cand = rng.binomial(n, 0.95, (runs, m)), rng.binomial(n, p_c, (runs, m))
+    trials = np.full((runs, m), n)
+    rule = PairedRule("max_regression", "pass_hat_k", k, 0.0, 0.05)
+    passed = float(np.mean(rule.evaluate_counts(trials, base, trials, cand).outcome == PASS))
+    assert passed <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / runs), (passed, old)
+    alone = rule.evaluate_differences(rule.differences(trials, base, trials, cand)).outcome
+    assert float(np.mean(alone == PASS)) > 0.08  # the old failure, same runs
+
+
+def test_pass_hat_k_through_compare_and_the_batch_rule() -> None:
+    """compare() gives a pass^k comparison the same floor, its test line says so, and
+    the batch rule (advice, planning) has the verdict's bounds run by run."""
+    base = {s: StimulusCounts(5, 5) for s in "abcde"}
+    result = compare(base, dict(base), metric="pass_hat_k", k=3)
+    assert result.test.noise_floor == ("lower", "upper")
+    assert result.test.lower < -0.2
+    rng = np.random.default_rng(4)
+    nb, cb = np.full((25, 6), 5), rng.binomial(5, 0.9, (25, 6))
+    nc, cc = np.full((25, 6), 4), rng.binomial(4, 0.85, (25, 6))
+    rule = PairedRule("max_regression", "pass_hat_k", 2, 0.0, 0.05)
+    batch = rule.evaluate_counts(nb, cb, nc, cc)
+    ids = [f"s{i}" for i in range(6)]
+    for row in range(25):
+        one = compare(
+            {s: StimulusCounts(5, int(c)) for s, c in zip(ids, cb[row], strict=True)},
+            {s: StimulusCounts(4, int(c)) for s, c in zip(ids, cc[row], strict=True)},
+            metric="pass_hat_k",
+            k=2,
+        )
+        assert one.test.lower == pytest.approx(batch.lower[row], abs=1e-9), row
+        assert one.test.upper == pytest.approx(batch.upper[row], abs=1e-9), row
+
+
+def test_the_pass_hat_k_floor_stops_at_its_largest_k() -> None:
+    """Its variance has up to k terms per rate and bisection step: past MAX_FLOOR_K the
+    comparison keeps the sign flip alone, as a score's does (docs/regression.md)."""
+    from gate.metrics.trial_noise import MAX_FLOOR_K, floor_k
+
+    assert (floor_k("pass_rate", None), floor_k("pass_hat_k", 3)) == (1, 3)
+    assert floor_k("pass_hat_k", MAX_FLOOR_K + 1) is None and floor_k("score", None) is None
+    k = MAX_FLOOR_K + 1
+    base = {s: StimulusCounts(k + 5, k + 5) for s in "abcde"}
+    beyond = compare(base, dict(base), metric="pass_hat_k", k=k)
+    assert beyond.trial_counts is None and beyond.test.noise_floor == ()
+    within = compare(base, dict(base), metric="pass_hat_k", k=MAX_FLOOR_K)
+    assert within.test.noise_floor == ("lower", "upper")
