@@ -649,8 +649,8 @@ def _regression_gate(spec: GateSpec, comparison: Comparison, advise: bool = True
     advice = Advice()
     if outcome == "inconclusive" and advise:
         trials = None if comparison.metric == "score" else more_trials_paired(rule, nb, cb, nc, cc)
-        counts = (nb, cb, nc, cc) if comparison.metric != "score" else None
-        more = more_stimuli(rule, comparison.differences, counts=counts)
+        # more_stimuli decides whether the metric's trials carry a noise floor (floor_k).
+        more = more_stimuli(rule, comparison.differences, counts=(nb, cb, nc, cc))
         advice = Advice(more_trials=trials, more_stimuli=more)
     at_margin = comparison.test_at(
         margin=spec.target if kind == "max_regression" else 0.0,

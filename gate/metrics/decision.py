@@ -47,7 +47,7 @@ from gate.metrics._kernels import (
     pass_at_k_values,
     pass_hat_k_values,
 )
-from gate.metrics._special import normal_quantile, stdtrit
+from gate.metrics._special import normal_quantile
 from gate.metrics._validation import check_choice
 from gate.metrics.intervals import (
     Alternative,
@@ -65,7 +65,7 @@ from gate.metrics.paired import (
 )
 from gate.metrics.posterior import posterior_rates
 from gate.metrics.sequential import confidence_sequence, look_bounds, round_sums
-from gate.metrics.skew import skew_corrected_moments
+from gate.metrics.skew import widened_t_moments
 from gate.metrics.trial_noise import TrialCounts, floor_k, trial_noise_bounds
 
 __all__ = [
@@ -1036,8 +1036,8 @@ class PairedRule:
     def evaluate_differences(
         self, d: npt.ArrayLike, counts: TrialCounts | None = None
     ) -> RuleResult:
-        """R runs of M differences; ``counts`` (pass rates) widens the bounds to the
-        trials' binomial noise, as the verdict's test does."""
+        """R runs of M differences; ``counts`` (pass rates and pass^k) widens the bounds to
+        the trials' binomial noise, as the verdict's test does."""
         diffs = np.atleast_2d(np.asarray(d, dtype=np.float64))
         lower, upper = paired_bounds_batch(diffs, confidence=self.confidence, counts=counts)
         return RuleResult(self.decide_bounds(lower, upper), diffs.mean(axis=-1), lower, upper)
@@ -1346,9 +1346,10 @@ def more_stimuli(
     (0.74–0.79), so this one stays. Returns the total M', or ``None`` when even ``cap``
     stimuli would not decide (the observed Δ sits on a margin).
 
-    ``counts`` (the M stimuli's ``n_b, c_b, n_c, c_c``, for pass rates) resamples
-    stimuli with their trials, so each simulated run's bounds also cover the trials'
-    binomial noise, as the verdict's do.
+    ``counts`` (the M stimuli's ``n_b, c_b, n_c, c_c``) resamples stimuli with their
+    trials, so each simulated run's bounds also cover the trials' binomial noise, as the
+    verdict's do, where the rule's metric has that floor
+    (:func:`~gate.metrics.trial_noise.floor_k`; not scores).
     """
     d = np.asarray(differences, dtype=np.float64).ravel()
     if d.size == 0:
@@ -1403,14 +1404,12 @@ def _drawn_t_bounds(
     second = np.maximum(raw_second - shift * shift, 0.0)
     third = drawn @ e**3 / total - 3.0 * shift * raw_second + 2.0 * shift**3
     mean = centre + shift
-    q = float(stdtrit(total - 1, confidence))
-    se = np.sqrt(second / (total - 1))
-    hall = skew_corrected_moments(mean, second, third, total, confidence)
+    bounds = widened_t_moments(mean, second, third, total, confidence)
     # As the verdict's zero_spread: the drawn differences all equal (up to rounding).
     present = drawn > 0
     zero = np.ptp(np.where(present, d, d[np.argmax(present, axis=1)][:, None]), axis=1) <= 1e-9
-    lower = np.clip(np.where(zero, mean, np.minimum(mean - q * se, hall.lower)), -1.0, 1.0)
-    upper = np.clip(np.where(zero, mean, np.maximum(mean + q * se, hall.upper)), -1.0, 1.0)
+    lower = np.clip(np.where(zero, mean, bounds.lower), -1.0, 1.0)
+    upper = np.clip(np.where(zero, mean, bounds.upper), -1.0, 1.0)
     return lower, upper, zero
 
 

@@ -45,9 +45,9 @@ import numpy as np
 import numpy.typing as npt
 
 from gate.metrics._kernels import log_comb, log_factorial
-from gate.metrics._special import gammaln, normal_quantile, stdtr, stdtrit
+from gate.metrics._special import gammaln, normal_quantile
 from gate.metrics._validation import check_choice, check_confidence, check_finite_values, check_int
-from gate.metrics.skew import skew_corrected, skew_corrected_p
+from gate.metrics.skew import widened_t, widened_t_p
 from gate.metrics.trial_noise import TrialCounts, trial_noise_bounds, trial_noise_p_value
 
 __all__ = [
@@ -1067,34 +1067,24 @@ def _paired_t(
     """The paired t test, each bound the wider of plain t's and Hall's skewness-corrected
     t's (:mod:`gate.metrics.skew`), each p-value the larger."""
     m = int(d.size)
-    df = m - 1
     delta = float(np.mean(d))
     se = float(np.std(d, ddof=1)) / math.sqrt(m)
-    q1 = float(stdtrit(df, 1.0 - alpha))
-    q2 = float(stdtrit(df, 1.0 - alpha / 2.0))
-    hall = skew_corrected(d[None, :], 1.0 - alpha)
+    bounds = widened_t(d[None, :], 1.0 - alpha)
     lo_limit, hi_limit = limits
 
-    def clip(x: float) -> float:
-        return min(max(x, lo_limit), hi_limit)
+    def clip(x: FloatArray) -> float:
+        return min(max(float(x[0]), lo_limit), hi_limit)
 
-    plain = (delta - q1 * se, delta + q1 * se)
-    lower = min(plain[0], float(hall.lower[0]))
-    upper = max(plain[1], float(hall.upper[0]))
-    p_worse = max(float(stdtr(df, (delta + margin) / se)), skew_corrected_p(d, -margin, "worse"))
-    p_better = max(float(stdtr(df, -(delta - gain) / se)), skew_corrected_p(d, gain, "better"))
-    widened = tuple(
-        side
-        for side, before, after in (("lower", plain[0], lower), ("upper", plain[1], upper))
-        if abs(clip(after) - clip(before)) > _TIE
-    )
+    lower, upper = clip(bounds.lower), clip(bounds.upper)
+    p_worse = widened_t_p(d, -margin, "worse")
+    p_better = widened_t_p(d, gain, "better")
     return PairedTest(
         method="paired t",
         stimuli=m,
         delta=delta,
         se=se,
         statistic=delta / se,
-        df=df,
+        df=m - 1,
         patterns=None,
         seed=None,
         requested=requested,
@@ -1105,14 +1095,11 @@ def _paired_t(
         p_better=p_better,
         rejects_worse=p_worse <= alpha,
         rejects_better=p_better <= alpha,
-        interval=(
-            clip(min(delta - q2 * se, float(hall.interval_lower[0]))),
-            clip(max(delta + q2 * se, float(hall.interval_upper[0]))),
-        ),
-        upper=clip(upper),
-        lower=clip(lower),
+        interval=(clip(bounds.interval_lower), clip(bounds.interval_upper)),
+        upper=upper,
+        lower=lower,
         confidence=1.0 - alpha,
-        skew_widened=widened,
+        skew_widened=_widened((clip(bounds.plain_lower), clip(bounds.plain_upper)), (lower, upper)),
     )
 
 
@@ -1128,11 +1115,6 @@ def _with_trial_noise(
     upper = min(max(test.upper, float(one_sided.upper[0])), limits[1])
     p_worse = max(test.p_worse, float(trial_noise_p_value(counts, -test.margin, "worse")[0]))
     p_better = max(test.p_better, float(trial_noise_p_value(counts, test.gain, "better")[0]))
-    widened = tuple(
-        side
-        for side, before, after in (("lower", test.lower, lower), ("upper", test.upper, upper))
-        if abs(after - before) > _TIE
-    )
     return test._replace(
         p_worse=p_worse,
         p_better=p_better,
@@ -1144,7 +1126,16 @@ def _with_trial_noise(
         ),
         upper=upper,
         lower=lower,
-        noise_floor=widened,
+        noise_floor=_widened((test.lower, test.upper), (lower, upper)),
+    )
+
+
+def _widened(before: tuple[float, float], after: tuple[float, float]) -> tuple[str, ...]:
+    """The sides (``"lower"``, ``"upper"``) whose bound moved from ``before`` to ``after``."""
+    return tuple(
+        side
+        for side, old, new in zip(("lower", "upper"), before, after, strict=True)
+        if abs(new - old) > _TIE
     )
 
 
@@ -1181,18 +1172,13 @@ def paired_bounds_batch(
     upper = np.full(runs, hi_limit)
     if m == 0:
         return lower, upper
-    mean = diffs.mean(axis=1)
     spread = np.ptp(diffs, axis=1)
     equal = spread <= _TIE
     if m >= 2 and m >= T_MIN_STIMULI:
-        se = diffs.std(axis=1, ddof=1) / math.sqrt(m)
-        q = float(stdtrit(m - 1, 1.0 - alpha))
         use = ~equal
-        hall = skew_corrected(diffs[use], 1.0 - alpha)
-        low_t = np.minimum(mean[use] - q * se[use], hall.lower)
-        high_t = np.maximum(mean[use] + q * se[use], hall.upper)
-        lower[use] = np.clip(low_t, lo_limit, hi_limit)
-        upper[use] = np.clip(high_t, lo_limit, hi_limit)
+        bounds = widened_t(diffs[use], 1.0 - alpha)
+        lower[use] = np.clip(bounds.lower, lo_limit, hi_limit)
+        upper[use] = np.clip(bounds.upper, lo_limit, hi_limit)
         rest = equal
     else:
         rest = np.ones(runs, dtype=bool)
