@@ -228,6 +228,9 @@ def test_record_lines(monkeypatch: pytest.MonkeyPatch) -> None:
         assert csv_arrow._record_lines(b'h,v\na,"1\n', ",") is None  # a quoted cell left open
         assert csv_arrow._record_lines(b"h,v\n\n\r\n", ",") is None  # no row
         assert csv_arrow._record_lines(b"h,v\na,1\rb\n", ",") is None  # a bare carriage return
+        assert csv_arrow._record_lines(b"h,v\na,1\r", ",") is None  # one at the very end
+        assert csv_arrow._record_lines(b"h,v\r\na,1\r\r\n", ",") is None  # one before \r\n
+        assert csv_arrow._record_lines(b"h,v\r\na,1\r\n", ",").tolist() == [2]
     monkeypatch.setattr(csv_arrow, "_GUARD_SLICE", 5)
     cell = b"x" * 70_000  # two lines of it: one record past the csv module's cell limit
     assert csv_arrow._record_lines(b'h,v\na,"' + cell + b"\n" + cell + b'"\n', ",") is None
