@@ -63,8 +63,10 @@ MIN_BYTES = 4 << 20
 #: Above it the block reader reads the file a block at a time: this reader holds the file,
 #: its cells and its columns at once (about 4 times the file).
 MAX_BYTES = 256 << 20
-#: pyarrow's block: the rows read, checked and added to the table at a time
-_BLOCK = 4 << 20
+#: pyarrow's block: the rows read, checked and added to the table at a time. Each block
+#: converts its distinct cells to Python anew (every stimulus name, once a block): at a
+#: million rows 16 MiB blocks read in 0.97 s where 4 MiB ones took 1.07 s (17 MB more).
+_BLOCK = 16 << 20
 #: the lines checked at a time (:func:`_record_lines`)
 _GUARD_SLICE = 4 << 20
 
@@ -131,9 +133,9 @@ def _record_lines(data: bytes, delimiter: str) -> np.ndarray | None:
         if stop - (start + _GUARD_SLICE) > longest:
             return None  # a line too long, before a slice of it is scanned
         text = np.frombuffer(data, dtype=np.uint8, count=stop - start, offset=start)
-        if carriage_returns and not _each_before_line_end(text):
-            return None  # a bare carriage return
         ends = np.flatnonzero(text == ord("\n"))
+        if carriage_returns and not _each_before_line_end(text, ends):
+            return None  # a bare carriage return
         if stop == len(data) and not data.endswith(b"\n"):
             ends = np.append(ends, text.size)  # the last line, without its line end
         if ends.size and int(np.diff(ends, prepend=-1).max()) > longest:
@@ -167,17 +169,14 @@ def _record_lines(data: bytes, delimiter: str) -> np.ndarray | None:
     return rows if rows.size else None
 
 
-def _each_before_line_end(text: np.ndarray) -> bool:
-    """Whether every carriage return in ``text`` comes just before a line end (a slice of
-    whole lines: a scan per slice, where counting both in the whole file took 0.1 s)."""
+def _each_before_line_end(text: np.ndarray, ends: np.ndarray) -> bool:
+    """Whether every carriage return in ``text`` (whole lines) comes just before one of its
+    line ends ``ends``: as many of them as of the characters before a line end. Checked a
+    slice at a time, where counting both in the whole file took 0.1 s."""
     import numpy as np
 
-    returns = np.flatnonzero(text == ord("\r"))
-    if not returns.size:
-        return True
-    if int(returns[-1]) + 1 >= text.size:
-        return False
-    return bool(np.all(text[returns + 1] == ord("\n")))
+    before = text[ends[ends > 0] - 1]
+    return int(np.count_nonzero(text == ord("\r"))) == int(np.count_nonzero(before == ord("\r")))
 
 
 def _quotes_well_formed(

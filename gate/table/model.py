@@ -402,6 +402,48 @@ class _MessageLog:
         self.errored[owner] |= code == ERROR
         self._index = None
 
+    def add_many(
+        self,
+        owners: list[int],
+        trials: list[int] | list[int | None],
+        codes: list[int],
+        texts: list[str],
+        wheres: list[int],
+    ) -> None:
+        """:meth:`add` of each message in turn, a column at a time (a million-trial file
+        keeps tens of thousands)."""
+        import numpy as np
+
+        maximum = limits.KEPT_MESSAGE_CHARS.value()
+        known, stored = self._text_ids, self._texts
+        text_ids = []
+        for text in texts:
+            if len(text) > maximum:
+                text = text[: maximum - 1] + "…"
+            text_id = known.get(text)
+            if text_id is None:
+                text_id = known[text] = len(stored)
+                stored.append(text)
+            text_ids.append(text_id)
+        indices = []
+        for position, trial in enumerate(trials, start=len(self._owner)):
+            if trial is None:
+                trial = -1
+            elif trial >= 1 << 63:
+                self._huge[position] = trial
+                trial = -2
+            indices.append(trial)
+        self._owner.extend(owners)
+        self._trial.extend(indices)
+        self._code.extend(codes)
+        self._where.extend(wheres)
+        self._text.extend(text_ids)
+        assert self._count is not None and self.errored is not None
+        at = np.asarray(owners, dtype=np.int64)
+        np.add.at(self._count, at, 1)
+        self.errored[at[np.asarray(codes, dtype=np.int64) == ERROR]] = True
+        self._index = None
+
     def _sorted(self) -> tuple[Any, Any]:
         """(message positions ordered by owner, their owners), made when first asked for."""
         if self._index is None:
@@ -1226,21 +1268,27 @@ class TrialTable:
                     if exact is not None
                     else indices[picked].tolist()
                 )
-                empty = False
-                for i, owner, index, outcome, where in zip(
-                    picked.tolist(),
-                    owners.tolist(),
-                    trials,
-                    code[picked].tolist(),
-                    columns.where[picked].tolist(),
-                    strict=True,
-                ):
-                    text = columns.message_at(i)
-                    if text is None:  # a rendered message that says nothing
-                        empty = True
-                        continue
-                    log.add(owner, index, outcome, str(text), where)
-                return empty
+                # A message that says nothing (rendered to None, or empty, as a record's
+                # "message": "" is) takes no room, as a trial's empty message takes none.
+                texts = ["" if t is None else str(t) for t in map(columns.message_at, picked)]
+                if all(texts):
+                    log.add_many(
+                        owners.tolist(),
+                        trials,
+                        code[picked].tolist(),
+                        texts,
+                        columns.where[picked].tolist(),
+                    )
+                    return False
+                kept = np.flatnonzero([text != "" for text in texts])
+                log.add_many(
+                    owners[kept].tolist(),
+                    [trials[i] for i in kept.tolist()],
+                    code[picked[kept]].tolist(),
+                    [texts[i] for i in kept.tolist()],
+                    columns.where[picked[kept]].tolist(),
+                )
+                return True
 
             def first_errors(owners: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
                 """Each stimulus's first errored trial, where none of those kept is one: the

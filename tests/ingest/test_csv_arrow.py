@@ -278,6 +278,7 @@ def test_a_big_file_in_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     path = tmp_path / "r.csv"
     path.write_text(random_csv(rng, 130_000), encoding="utf-8")
     assert path.stat().st_size > csv_arrow.MIN_BYTES
+    monkeypatch.setattr(csv_arrow, "_BLOCK", 1 << 20)  # several blocks of this small file
     options = IngestOptions(format="csv", column_map=CSV_MAP)
     blocks = list(tabular.read_csv(str(path), options))
     assert len(blocks) > 1

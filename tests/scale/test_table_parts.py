@@ -392,6 +392,65 @@ def test_new_stimuli_from_columns_get_rows_as_one_by_one(coded: bool) -> None:
     assert ("s", "fresh") in mixed.stimuli
 
 
+def test_messages_from_columns_are_kept_as_one_by_one() -> None:
+    """The messages a block of columns keeps (a batch at a time): the first three of each
+    stimulus's trials that did not pass, then its first error's when none of those is one;
+    a message rendered to nothing or empty takes no room, a long one is cut, an index past
+    64 bits kept whole: as the same trials added one at a time keep them."""
+    from gate.trials import TrialColumns
+
+    rng = random.Random(17)
+    long_text = "x" * (limits.KEPT_MESSAGE_CHARS.value() + 50)
+    rows = []
+    for t in range(12):
+        for s in range(25):
+            status = rng.choice(["ok"] * 6 + ["error"])
+            passed = rng.random() < 0.4 if status == "ok" else None
+            said = rng.choice(["why", "", "silent", long_text, f"m{s}.{t}"])
+            if s == 3:  # passes, and fails once at an index past 64 bits
+                status, passed, said = "ok", t < 11, "huge"
+            rows.append((f"s{s}", t if t < 11 else 1 << 70, status, passed, said))
+    nothing = {"silent"}  # rendered to None: no message
+
+    def render(text: str) -> str | None:
+        return None if text in nothing else text
+
+    columns = TrialColumns(
+        file="r.jsonl", lines=list(range(1, len(rows) + 1)),
+        stimulus=[r[0] for r in rows], suite=["default"] * len(rows),
+        trial=[r[1] for r in rows], status=[r[2] for r in rows], passed=[r[3] for r in rows],
+        score=[None] * len(rows), message=[(r[4],) for r in rows], render=render,
+    )  # fmt: skip
+    by_columns, one_by_one = TrialTable(), TrialTable()
+    by_columns.add(columns)
+    for line, (stimulus, t, status, passed, said) in enumerate(rows, start=1):
+        where = Provenance("r.jsonl", line)
+        one_by_one.add(
+            Trial(stimulus, t, status=status, passed=passed, message=render(said), provenance=where)
+        )
+    one_by_one.flush()
+    kept = {key: r.trial_messages for key, r in by_columns.stimuli.items()}
+    assert kept == {key: r.trial_messages for key, r in one_by_one.stimuli.items()}
+    assert sum(map(len, kept.values())) > 50
+    assert any(m.trial == 1 << 70 for m in kept[("default", "s3")])
+    assert any(m.text.endswith("…") for ms in kept.values() for m in ms)
+    assert all(m.text != "silent" for ms in kept.values() for m in ms)
+
+
+def test_an_empty_message_in_a_record_takes_no_room(tmp_path: Path) -> None:
+    """A native record's ``"message": ""`` is no message, as a CSV cell's empty one is: the
+    stimulus's next message is kept in its place (it was kept as an empty text)."""
+    from gate.ingest import IngestOptions
+
+    lines = [{"stimulus": "a", "trial": t, "passed": False, "message": m}
+             for t, m in enumerate(["", "one", "", "two", "three", "four"])]  # fmt: skip
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    table, _ = load([str(path)], IngestOptions())
+    kept = table.stimuli[("default", "a")].trial_messages
+    assert [(m.text, m.trial) for m in kept] == [("one", 1), ("two", 3), ("three", 4)]
+
+
 def test_an_array_elements_place_is_packed_by_its_array_and_index() -> None:
     """Provenance.element, which the packer and the Inspect reader share: an index only as
     a JSON pointer writes one (no sign, no leading zero, ASCII), and no line beside it."""
