@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -47,6 +47,9 @@ from gate.ingest.values import (
     warn,
 )
 from gate.trials import DEFAULT_SUITE, Coded, TrialColumns
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: tau-bench's own success tolerance (tau_bench/run.py; tau2's is_successful in
 #: src/tau2/metrics/agent_metrics.py): reward within 1e-6 of 1.
@@ -279,28 +282,31 @@ def _usual_columns(
     reward = np.array(rewards, dtype=np.float64)
     if trial.min() < 0 or not np.all((reward >= 0.0) & (reward <= 1.0)):
         return None
-    infos = [entry.get("info") for entry in entries]
-    errors: list[Any] = [None] * len(infos)
-    if infos.count(None) != len(infos):
-        errors = [info.get("error") if type(info) is dict else None for info in infos]
-    errored = np.array(list(map(bool, errors)), dtype=bool)
     passed = _passed(reward, options)
+    # An entry of those three keys alone (tau-bench cut to them) has no info.
+    infos = None if sum(map(len, entries)) == 3 * len(entries) else [e.get("info") for e in entries]
+    messages: Sequence[Any]
+    if infos is None or infos.count(None) == len(infos):
+        errored = np.zeros(len(entries), dtype=bool)
+        messages = _reward_messages(passed, reward)
+    else:
+        errors = [info.get("error") if type(info) is dict else None for info in infos]
+        errored = np.array(list(map(bool, errors)), dtype=bool)
+        messages = [
+            None if ok else (value, info)
+            for ok, value, info in zip(passed.tolist(), rewards, infos, strict=True)
+        ]
+        for at in np.flatnonzero(errored).tolist():
+            messages[at] = message_text(errors[at])
     verdict = np.where(errored, 0, passed.astype(np.uint8) + 1)  # codes of None, False, True
-    messages: list[Any] = [
-        None if ok else (value, info)
-        for ok, value, info in zip(passed.tolist(), rewards, infos, strict=True)
-    ]
-    for at in np.flatnonzero(errored).tolist():
-        messages[at] = message_text(errors[at])
-    tasks, task_codes = np.unique(task, return_inverse=True)
-    trials, trial_codes = np.unique(trial, return_inverse=True)
+    tasks = Coded.of_integers(task)
     every = np.zeros(len(entries), dtype=np.uint8)
     return TrialColumns(
         file=path,
         lines=range(first, first + len(entries)),
-        stimulus=Coded(task_codes, [str(task_id) for task_id in tasks.tolist()]),
+        stimulus=Coded(tasks.codes, [str(task_id) for task_id in tasks.values]),
         suite=Coded(every, [suite]),
-        trial=Coded(trial_codes, trials.tolist()),
+        trial=Coded.of_integers(trial),
         status=Coded(errored.astype(np.uint8), ["ok", "error"]),
         passed=Coded(verdict, [None, False, True]),
         # -0.0 scores 0.0, as the loop's `reward or 0.0`; an errored trial has no score
@@ -309,6 +315,19 @@ def _usual_columns(
         pointer="",
         render=tau_info_message,
     )
+
+
+def _reward_messages(passed: np.ndarray, reward: np.ndarray) -> Coded:
+    """Each entry's message when no entry has an info: none where it passed, else the
+    arguments of :func:`tau_info_message`, ``(reward, None)``, each distinct one made once.
+    Rewards are told apart by their bits, so -0.0 stays -0.0 as the loop leaves it."""
+    import numpy as np
+
+    failed = ~passed
+    bits, at = np.unique(reward[failed].view(np.int64), return_inverse=True)
+    codes = np.zeros(reward.size, dtype=np.int64)
+    codes[failed] = at.ravel() + 1
+    return Coded(codes, [None, *((value, None) for value in bits.view(np.float64).tolist())])
 
 
 def _tau2_suite(document: Any, options: IngestOptions) -> str | None:

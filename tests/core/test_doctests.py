@@ -16,6 +16,7 @@ MODULES = [
     "gate.report.markdown",
     "gate.report.wording",
     "gate.scoring",
+    "gate.trials",
 ]
 
 

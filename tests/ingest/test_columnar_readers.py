@@ -29,7 +29,7 @@ from gate.ingest import vally as vally_module
 from gate.ingest.tau import tau2_message, tau_info_message
 from gate.ingest.values import message_text
 from gate.table import TrialTable
-from gate.trials import Trial, TrialColumns
+from gate.trials import Coded, Trial, TrialColumns
 from tests.ingest.conftest import FIXTURES
 
 # -- references: one Trial per record ---------------------------------------------------------
@@ -368,18 +368,21 @@ def test_tau_bench_blocks_of_usual_entries_are_read_a_column_at_a_time(
     others entry by entry, in the file's order: small pieces and blocks make many of both,
     some with one odd entry (a string task id, no trial, a reward outside [0, 1] or just
     inside the tolerance, an index past 64 bits, an integer reward); errored trials, -0.0
-    and a trial given twice in both."""
+    and a trial given twice in both; blocks with infos and without."""
     from gate.ingest import jsonstream, tau
 
     monkeypatch.setattr(jsonstream, "PIECE_BYTES", 300)
     monkeypatch.setattr(tau, "BLOCK_TRIALS", 40)
     monkeypatch.setattr(tau, "_WAITING_TRIALS", 60)
     read_as_columns = []
+    coded_messages = []  # blocks without an info: their messages made once per reward
     usual_columns = tau._usual_columns
 
     def counted(*args: Any) -> TrialColumns | None:
         columns = usual_columns(*args)
         read_as_columns.append(columns is not None)
+        if columns is not None:
+            coded_messages.append(isinstance(columns.message, Coded))
         return columns
 
     monkeypatch.setattr(tau, "_usual_columns", counted)
@@ -398,7 +401,7 @@ def test_tau_bench_blocks_of_usual_entries_are_read_a_column_at_a_time(
         for task in range(50):
             run: dict[str, Any] = {"task_id": task, "trial": trial}
             run["reward"] = rng.choice([0.0, 1.0, 0.5, -0.0, 1.0 - 5e-7, 1.0 - 2e-6, 0.999])
-            if rng.random() < 0.2:
+            if trial < 6 and rng.random() < 0.2:  # the last rounds without an info
                 run["info"] = rng.choice([
                     {"reward_info": {"info": {"r_actions": False}}}, {"error": ""},
                     {"error": None}, "text", {"error": "RuntimeError('529')"}, {"error": [1]},
@@ -413,6 +416,7 @@ def test_tau_bench_blocks_of_usual_entries_are_read_a_column_at_a_time(
         assert_same(columnar("tau-bench", path, pass_threshold=bar),
                     one_by_one(tau_reference(path, bar=bar)))  # fmt: skip
         assert True in read_as_columns and False in read_as_columns
+        assert True in coded_messages and False in coded_messages
     # A trial given twice inside a block read as columns: the error entry by entry.
     duplicated = [*runs[:100], dict(runs[60]), *runs[100:]]
     path.write_text(json.dumps(duplicated))
