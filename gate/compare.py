@@ -38,7 +38,7 @@ __all__ = [
     "Comparison",
     "Excluded",
     "Power",
-    "StimulusCounts",
+    "RunCounts",
     "StimulusRow",
     "compare",
 ]
@@ -56,10 +56,11 @@ Status = Literal[
 ]
 
 
-class StimulusCounts(NamedTuple):
+class RunCounts(NamedTuple):
     """One stimulus in one run: ``c`` passes out of ``n`` counted trials.
 
-    ``score_mean`` is the mean trial score, needed for ``metric="score"``.
+    ``score_mean`` is the mean trial score, needed for ``metric="score"``. (Not
+    :class:`gate.trials.StimulusCounts`, a counts file's record, which this was named too.)
     """
 
     n: int
@@ -118,8 +119,8 @@ class StimulusRow:
     baseline: float
     candidate: float
     delta: float
-    baseline_counts: StimulusCounts
-    candidate_counts: StimulusCounts
+    baseline_counts: RunCounts
+    candidate_counts: RunCounts
     baseline_state: State
     candidate_state: State
     status: Status
@@ -255,7 +256,7 @@ class Comparison:
         return tuple(row.id for row in self.rows if row.regressed)
 
 
-def _validate(name: str, run: str, counts: StimulusCounts) -> StimulusCounts:
+def _validate(name: str, run: str, counts: RunCounts) -> RunCounts:
     n, c = counts.n, counts.c
     if isinstance(n, bool) or isinstance(c, bool) or int(n) != n or int(c) != c:
         raise ValueError(f"stimulus {name!r} in the {run}: n and c must be integers")
@@ -263,10 +264,10 @@ def _validate(name: str, run: str, counts: StimulusCounts) -> StimulusCounts:
         raise ValueError(f"stimulus {name!r} in the {run}: need 0 ≤ c ≤ n, got n={n}, c={c}")
     if counts.score_mean is not None and not math.isfinite(counts.score_mean):
         raise ValueError(f"stimulus {name!r} in the {run}: score_mean must be finite")
-    return StimulusCounts(int(n), int(c), counts.score_mean)
+    return RunCounts(int(n), int(c), counts.score_mean)
 
 
-def state(x: StimulusCounts) -> State:
+def state(x: RunCounts) -> State:
     """``"pass"`` when every trial passed, ``"fail"`` when none did, else ``"flaky"``."""
     if x.c == x.n:
         return "pass"
@@ -283,10 +284,10 @@ _TRANSITIONS: dict[tuple[State, State], Status] = {
 }
 
 
-def transition(base: StimulusCounts, cand: StimulusCounts) -> Status:
+def transition(base: RunCounts, cand: RunCounts) -> Status:
     """The change of state; flaky in both at a different pass rate is "still flaky".
 
-    >>> transition(StimulusCounts(3, 3), StimulusCounts(3, 1))
+    >>> transition(RunCounts(3, 3), RunCounts(3, 1))
     'newly flaky'
     """
     before, after = state(base), state(cand)
@@ -295,7 +296,7 @@ def transition(base: StimulusCounts, cand: StimulusCounts) -> Status:
     return _TRANSITIONS.get((before, after), "unchanged")
 
 
-def _value(x: StimulusCounts, metric: Metric, k: int | None) -> float:
+def _value(x: RunCounts, metric: Metric, k: int | None) -> float:
     if metric == "pass_rate":
         return x.c / x.n
     if metric == "pass_hat_k":
@@ -306,12 +307,12 @@ def _value(x: StimulusCounts, metric: Metric, k: int | None) -> float:
 
 
 def _exclusion(
-    base: StimulusCounts, cand: StimulusCounts, metric: Metric, k: int | None
+    base: RunCounts, cand: RunCounts, metric: Metric, k: int | None
 ) -> (
     tuple[Literal["no trials", "fewer than k", "no score"], Literal["baseline", "candidate"], int]
     | None
 ):
-    runs: tuple[tuple[Literal["baseline", "candidate"], StimulusCounts], ...] = (
+    runs: tuple[tuple[Literal["baseline", "candidate"], RunCounts], ...] = (
         ("baseline", base),
         ("candidate", cand),
     )
@@ -327,8 +328,8 @@ def _exclusion(
 
 def _power(
     d: np.ndarray,
-    base: list[StimulusCounts],
-    cand: list[StimulusCounts],
+    base: list[RunCounts],
+    cand: list[RunCounts],
     metric: Metric,
     confidence: float,
     power: float,
@@ -368,8 +369,8 @@ def _power(
 
 
 def compare(
-    baseline: Mapping[str, StimulusCounts],
-    candidate: Mapping[str, StimulusCounts],
+    baseline: Mapping[str, RunCounts],
+    candidate: Mapping[str, RunCounts],
     *,
     metric: Metric = "pass_rate",
     k: int | None = None,
@@ -394,8 +395,8 @@ def compare(
 
     Per-stimulus p-values always use the pass/fail counts, whatever the metric.
 
-    >>> base = {s: StimulusCounts(5, c) for s, c in zip("abcde", (5, 4, 5, 2, 3))}
-    >>> cand = {s: StimulusCounts(5, c) for s, c in zip("abcde", (3, 3, 2, 3, 1))}
+    >>> base = {s: RunCounts(5, c) for s, c in zip("abcde", (5, 4, 5, 2, 3))}
+    >>> cand = {s: RunCounts(5, c) for s, c in zip("abcde", (3, 3, 2, 3, 1))}
     >>> result = compare(base, cand)
     >>> round(result.delta, 2), result.test.p_worse, round(result.test.upper, 2)
     (-0.28, 0.09375, 0.2)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
 
-from gate.compare import Comparison, StimulusCounts, compare
+from gate.compare import Comparison, RunCounts, compare
 from gate.config import GATE_KINDS, INTERVAL_METRICS, REGRESSION_KINDS, GateConfig, GateSpec
 from gate.errors import ConfigError
 from gate.metrics.decision import (
@@ -505,7 +505,7 @@ def _check_suite(spec: GateSpec, names: Sequence[str]) -> None:
 
 def counts_by_stimulus(
     suite: SuiteScore, qualified: bool, keep: set[str] | None = None
-) -> dict[str, StimulusCounts]:
+) -> dict[str, RunCounts]:
     """Per-stimulus counts keyed by id (``suite/name`` when several suites are in play).
 
     ``keep``: only these ids (a tag's stimuli); ``None`` keeps every stimulus.
@@ -514,7 +514,7 @@ def counts_by_stimulus(
     for s in suite.stimuli:
         key = f"{s.suite}/{s.name}" if qualified else s.name
         if keep is None or key in keep:
-            counts[key] = StimulusCounts(s.trials, s.passes, s.aggregate_score)
+            counts[key] = RunCounts(s.trials, s.passes, s.aggregate_score)
     return counts
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from gate.compare import Comparison, StimulusCounts, compare
+from gate.compare import Comparison, RunCounts, compare
 from gate.metrics.decision import FAIL, INCONCLUSIVE, PASS, PairedRule, regression_outcome
 from gate.metrics.paired import (
     benjamini_hochberg,
@@ -34,8 +34,8 @@ def regression(result: Comparison, delta: float, detectable: float | None = None
     return int(regression_outcome(result.test.lower, result.test.upper, "max_regression", delta, d))
 
 
-def counts(passes: dict[str, int], trials: int = 5) -> dict[str, StimulusCounts]:
-    return {s: StimulusCounts(trials, c) for s, c in passes.items()}
+def counts(passes: dict[str, int], trials: int = 5) -> dict[str, RunCounts]:
+    return {s: RunCounts(trials, c) for s, c in passes.items()}
 
 
 # --------------------------------------------------------------------- sign-flip, 5 stimuli
@@ -223,8 +223,8 @@ def test_paired_t_worked_on_paper() -> None:
     assert margin.upper >= -0.05
 
     # Through compare() on mean scores the pairing gives the same differences.
-    base = {f"s{i}": StimulusCounts(1, 1, score_mean=v) for i, v in enumerate(base_scores)}
-    cand = {f"s{i}": StimulusCounts(1, 1, score_mean=v) for i, v in enumerate(cand_scores)}
+    base = {f"s{i}": RunCounts(1, 1, score_mean=v) for i, v in enumerate(base_scores)}
+    cand = {f"s{i}": RunCounts(1, 1, score_mean=v) for i, v in enumerate(cand_scores)}
     scored = compare(base, cand, metric="score")
     assert scored.differences.tolist() == pytest.approx(d)
     assert scored.test.method == "exact sign-flip permutation"  # 5 stimuli: not t
@@ -234,8 +234,8 @@ def test_auto_uses_t_from_30_stimuli_and_matches_scipy() -> None:
     rng = np.random.default_rng(7)
     a = rng.binomial(5, 0.7, 40)
     b = rng.binomial(5, 0.6, 40)
-    base = {f"s{i}": StimulusCounts(5, int(x)) for i, x in enumerate(a)}
-    cand = {f"s{i}": StimulusCounts(5, int(x)) for i, x in enumerate(b)}
+    base = {f"s{i}": RunCounts(5, int(x)) for i, x in enumerate(a)}
+    cand = {f"s{i}": RunCounts(5, int(x)) for i, x in enumerate(b)}
     result = compare(base, cand)
     assert result.test.method == "paired t"
     assert wording.paired_test_reason(result.test).startswith(
@@ -400,8 +400,8 @@ def test_large_stimuli_are_flagged_as_holm_on_the_exact_p_values_flags_them() ->
     cand_c = rng.binomial(trials, np.where(np.arange(40) < 6, 0.72, 0.8))
     names = [f"s{i:02d}" for i in range(40)]
     rows = list(zip(names, trials.tolist(), base_c.tolist(), cand_c.tolist(), strict=True))
-    base = {s: StimulusCounts(n, b) for s, n, b, _ in rows}
-    cand = {s: StimulusCounts(n, c) for s, n, _, c in rows}
+    base = {s: RunCounts(n, b) for s, n, b, _ in rows}
+    cand = {s: RunCounts(n, c) for s, n, _, c in rows}
     result = compare(base, cand)
     exact = np.array([fisher_worse(n, b, n, c) for _, n, b, c in rows])
     worse = holm_rejects(exact, 0.05).tolist()
@@ -554,32 +554,32 @@ def test_power_for_other_metrics_uses_the_observed_spread_only() -> None:
 
 def test_categories_added_and_removed() -> None:
     base = {
-        "a": StimulusCounts(3, 3),
-        "b": StimulusCounts(3, 0),
-        "c": StimulusCounts(3, 3),
-        "d": StimulusCounts(3, 1),
-        "e": StimulusCounts(3, 0),
-        "f": StimulusCounts(3, 2),
-        "g": StimulusCounts(3, 3),
-        "h": StimulusCounts(3, 1),
-        "i": StimulusCounts(3, 0),
-        "j": StimulusCounts(5, 4),
-        "k": StimulusCounts(3, 2),
-        "gone": StimulusCounts(3, 3),
+        "a": RunCounts(3, 3),
+        "b": RunCounts(3, 0),
+        "c": RunCounts(3, 3),
+        "d": RunCounts(3, 1),
+        "e": RunCounts(3, 0),
+        "f": RunCounts(3, 2),
+        "g": RunCounts(3, 3),
+        "h": RunCounts(3, 1),
+        "i": RunCounts(3, 0),
+        "j": RunCounts(5, 4),
+        "k": RunCounts(3, 2),
+        "gone": RunCounts(3, 3),
     }
     cand = {
-        "a": StimulusCounts(3, 0),
-        "b": StimulusCounts(3, 3),
-        "c": StimulusCounts(3, 2),
-        "d": StimulusCounts(3, 3),
-        "e": StimulusCounts(3, 1),
-        "f": StimulusCounts(3, 0),
-        "g": StimulusCounts(3, 3),
-        "h": StimulusCounts(3, 2),
-        "i": StimulusCounts(3, 0),
-        "j": StimulusCounts(5, 1),
-        "k": StimulusCounts(6, 4),
-        "new": StimulusCounts(3, 1),
+        "a": RunCounts(3, 0),
+        "b": RunCounts(3, 3),
+        "c": RunCounts(3, 2),
+        "d": RunCounts(3, 3),
+        "e": RunCounts(3, 1),
+        "f": RunCounts(3, 0),
+        "g": RunCounts(3, 3),
+        "h": RunCounts(3, 2),
+        "i": RunCounts(3, 0),
+        "j": RunCounts(5, 1),
+        "k": RunCounts(6, 4),
+        "new": RunCounts(3, 1),
     }
     result = compare(base, cand)
     assert result.newly_failing == ("a", "f")
@@ -601,8 +601,8 @@ def test_categories_added_and_removed() -> None:
 
 
 def test_exclusions_are_listed_with_reasons() -> None:
-    base = {"a": StimulusCounts(5, 5), "b": StimulusCounts(2, 2), "c": StimulusCounts(0, 0)}
-    cand = {"a": StimulusCounts(5, 4), "b": StimulusCounts(5, 5), "c": StimulusCounts(5, 5)}
+    base = {"a": RunCounts(5, 5), "b": RunCounts(2, 2), "c": RunCounts(0, 0)}
+    cand = {"a": RunCounts(5, 4), "b": RunCounts(5, 5), "c": RunCounts(5, 5)}
     result = compare(base, cand, metric="pass_hat_k", k=3)
     assert [(x.id, x.reason, x.run, x.trials) for x in result.excluded] == [
         ("b", "fewer than k", "baseline", 2),
@@ -613,7 +613,7 @@ def test_exclusions_are_listed_with_reasons() -> None:
         "no counted trials in the baseline",
     ]
     one = compare(
-        {"a": StimulusCounts(1, 1)}, {"a": StimulusCounts(5, 5)}, metric="pass_hat_k", k=3
+        {"a": RunCounts(1, 1)}, {"a": RunCounts(5, 5)}, metric="pass_hat_k", k=3
     )
     assert one.excluded[0].describe(3) == "1 trial in the baseline, fewer than k = 3"
     assert [row.id for row in result.rows] == ["a"]
@@ -622,8 +622,8 @@ def test_exclusions_are_listed_with_reasons() -> None:
     default_k = compare(base, cand, metric="pass_hat_k")
     assert default_k.k == 2  # the fewest counted trials among paired stimuli
     scores = compare(
-        {"a": StimulusCounts(1, 1, score_mean=0.5), "b": StimulusCounts(1, 1)},
-        {"a": StimulusCounts(1, 0, score_mean=0.25), "b": StimulusCounts(1, 1, score_mean=1.0)},
+        {"a": RunCounts(1, 1, score_mean=0.5), "b": RunCounts(1, 1)},
+        {"a": RunCounts(1, 0, score_mean=0.25), "b": RunCounts(1, 1, score_mean=1.0)},
         metric="score",
     )
     assert [(x.id, x.reason, x.run) for x in scores.excluded] == [("b", "no score", "baseline")]
@@ -707,8 +707,8 @@ def test_identical_runs_never_fail() -> None:
 
 
 def test_ragged_trial_counts() -> None:
-    base = {"a": StimulusCounts(5, 5), "b": StimulusCounts(3, 2), "c": StimulusCounts(4, 4)}
-    cand = {"a": StimulusCounts(4, 2), "b": StimulusCounts(5, 2), "c": StimulusCounts(1, 1)}
+    base = {"a": RunCounts(5, 5), "b": RunCounts(3, 2), "c": RunCounts(4, 4)}
+    cand = {"a": RunCounts(4, 2), "b": RunCounts(5, 2), "c": RunCounts(1, 1)}
     result = compare(base, cand)
     assert [row.delta for row in result.rows] == pytest.approx([-0.5, 0.4 - 2 / 3, 0.0])
     assert any("error rates can exceed their level" in n for n in wording.comparison_notes(result))
@@ -719,8 +719,8 @@ def test_ragged_trial_counts() -> None:
 
 def test_monte_carlo_path_is_seeded_and_described() -> None:
     rng = np.random.default_rng(2)
-    base = {f"s{i}": StimulusCounts(3, int(x)) for i, x in enumerate(rng.binomial(3, 0.7, 25))}
-    cand = {f"s{i}": StimulusCounts(3, int(x)) for i, x in enumerate(rng.binomial(3, 0.5, 25))}
+    base = {f"s{i}": RunCounts(3, int(x)) for i, x in enumerate(rng.binomial(3, 0.7, 25))}
+    cand = {f"s{i}": RunCounts(3, int(x)) for i, x in enumerate(rng.binomial(3, 0.5, 25))}
     one = compare(base, cand)
     two = compare(base, cand)
     reason = wording.paired_test_reason(one.test)
@@ -734,9 +734,9 @@ def test_monte_carlo_path_is_seeded_and_described() -> None:
 def test_invalid_inputs_raise() -> None:
     good = counts({"a": 1})
     with pytest.raises(ValueError, match="0 ≤ c ≤ n"):
-        compare({"a": StimulusCounts(3, 4)}, good)
+        compare({"a": RunCounts(3, 4)}, good)
     with pytest.raises(ValueError, match="score_mean must be finite"):
-        compare({"a": StimulusCounts(2, 1, float("nan"))}, good)
+        compare({"a": RunCounts(2, 1, float("nan"))}, good)
     with pytest.raises(ValueError, match="confidence"):
         compare(good, good, confidence=1.0)
     with pytest.raises(ValueError, match="unknown metric"):

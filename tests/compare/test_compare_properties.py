@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gate.metrics.paired as paired_module
-from gate.compare import StimulusCounts, compare
+from gate.compare import RunCounts, compare
 from gate.metrics.decision import FAIL, PASS, regression_outcome
 from gate.metrics.paired import paired_test
 from gate.report import wording
@@ -23,15 +23,15 @@ fifths = st.integers(-5, 5).map(lambda x: x / 5)
 @st.composite
 def runs(
     draw: st.DrawFn, max_stimuli: int = 12
-) -> tuple[dict[str, StimulusCounts], dict[str, StimulusCounts]]:
+) -> tuple[dict[str, RunCounts], dict[str, RunCounts]]:
     """Two runs over overlapping ids with ragged trial counts (including n = 0)."""
     ids = draw(st.lists(st.sampled_from([f"s{i}" for i in range(40)]), max_size=max_stimuli))
-    out: list[dict[str, StimulusCounts]] = [{}, {}]
+    out: list[dict[str, RunCounts]] = [{}, {}]
     for run in out:
         for s in ids:
             if draw(st.booleans()) or draw(st.booleans()):
                 n = draw(st.integers(0, 6))
-                run[s] = StimulusCounts(n, draw(st.integers(0, n)))
+                run[s] = RunCounts(n, draw(st.integers(0, n)))
     return out[0], out[1]
 
 
@@ -42,7 +42,7 @@ def finite(*values: float | None) -> bool:
 @settings(max_examples=150, deadline=None)
 @given(runs(), st.sampled_from([0.0, 0.05, 0.2]))
 def test_no_nan_anywhere_and_decisions_match_bounds(
-    pair: tuple[dict[str, StimulusCounts], dict[str, StimulusCounts]], delta: float
+    pair: tuple[dict[str, RunCounts], dict[str, RunCounts]], delta: float
 ) -> None:
     base, cand = pair
     result = compare(base, cand)

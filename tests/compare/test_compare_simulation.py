@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from gate.compare import StimulusCounts, compare
+from gate.compare import RunCounts, compare
 from gate.config import DETECTABLE_SLACK
 from gate.metrics.decision import FAIL, PASS, PairedRule
 
@@ -97,8 +97,8 @@ def test_batch_rule_agrees_with_the_verdict(m: int, k: int, drop: float) -> None
     ids = [f"s{i:03d}" for i in range(m)]
     for row in range(baseline.shape[0]):
         result = compare(
-            {s: StimulusCounts(k, int(c)) for s, c in zip(ids, baseline[row], strict=True)},
-            {s: StimulusCounts(k, int(c)) for s, c in zip(ids, candidate[row], strict=True)},
+            {s: RunCounts(k, int(c)) for s, c in zip(ids, baseline[row], strict=True)},
+            {s: RunCounts(k, int(c)) for s, c in zip(ids, candidate[row], strict=True)},
         )
         exact = rule.decide_bounds([result.test.lower], [result.test.upper])[0]
         assert exact == batch[row], row

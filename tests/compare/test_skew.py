@@ -16,7 +16,7 @@ import numpy.typing as npt
 import pytest
 from scipy import optimize, stats
 
-from gate.compare import StimulusCounts, compare
+from gate.compare import RunCounts, compare
 from gate.metrics.decision import FAIL, PairedRule, _drawn_t_bounds
 from gate.metrics.paired import paired_bounds_batch, paired_test
 from gate.metrics.skew import hall_inverse, hall_transform, skew_corrected, skew_corrected_p
@@ -180,8 +180,8 @@ def test_batch_rule_agrees_with_the_verdict(k_b: int, k_c: int) -> None:
     ids = [f"s{i:02d}" for i in range(34)]
     for row in range(base.shape[0]):
         result = compare(
-            {s: StimulusCounts(k_b, int(c)) for s, c in zip(ids, base[row], strict=True)},
-            {s: StimulusCounts(k_c, int(c)) for s, c in zip(ids, cand[row], strict=True)},
+            {s: RunCounts(k_b, int(c)) for s, c in zip(ids, base[row], strict=True)},
+            {s: RunCounts(k_c, int(c)) for s, c in zip(ids, cand[row], strict=True)},
         )
         if result.test.method != "paired t":
             continue

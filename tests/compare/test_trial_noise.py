@@ -15,7 +15,7 @@ import numpy.typing as npt
 import pytest
 from scipy import optimize, stats
 
-from gate.compare import StimulusCounts, compare
+from gate.compare import RunCounts, compare
 from gate.metrics.decision import FAIL, PASS, PairedRule, more_stimuli, regression_outcome
 from gate.metrics.paired import paired_bounds_batch, paired_test
 from gate.metrics.trial_noise import TrialCounts, trial_noise_bounds, trial_noise_p_value
@@ -98,7 +98,7 @@ def test_p_value_at_a_bound_is_alpha() -> None:
 def test_five_stimuli_at_five_of_five_no_longer_pass_a_ten_point_margin() -> None:
     """d = (0, 0, 0, 0, 0): the sign flip alone put both bounds at 0 and passed D = 0.10,
     although a candidate at 90% everywhere shows 25/25 in 0.9^25 = 7% of runs."""
-    base = {s: StimulusCounts(5, 5) for s in "abcde"}
+    base = {s: RunCounts(5, 5) for s in "abcde"}
     result = compare(base, dict(base))
     plain = paired_test(result.differences)
     assert (plain.lower, plain.upper) == (0.0, 0.0)
@@ -122,8 +122,8 @@ def test_the_t_test_is_left_as_it_is() -> None:
     rng = np.random.default_rng(7)
     a, b = rng.binomial(5, 0.7, 40), rng.binomial(5, 0.6, 40)
     result = compare(
-        {f"s{i}": StimulusCounts(5, int(x)) for i, x in enumerate(a)},
-        {f"s{i}": StimulusCounts(5, int(x)) for i, x in enumerate(b)},
+        {f"s{i}": RunCounts(5, int(x)) for i, x in enumerate(a)},
+        {f"s{i}": RunCounts(5, int(x)) for i, x in enumerate(b)},
     )
     assert result.test.method == "paired t" and result.test.noise_floor == ()
     assert result.test.upper == paired_test(result.differences).upper
@@ -187,8 +187,8 @@ def test_batch_rule_agrees_with_the_verdict(m: int, k: int) -> None:
     ids = [f"s{i:02d}" for i in range(m)]
     for row in range(base.shape[0]):
         result = compare(
-            {s: StimulusCounts(k, int(c)) for s, c in zip(ids, base[row], strict=True)},
-            {s: StimulusCounts(k, int(c)) for s, c in zip(ids, cand[row], strict=True)},
+            {s: RunCounts(k, int(c)) for s, c in zip(ids, base[row], strict=True)},
+            {s: RunCounts(k, int(c)) for s, c in zip(ids, cand[row], strict=True)},
         )
         assert result.test.lower == pytest.approx(batch.lower[row], abs=1e-9), row
         assert result.test.upper == pytest.approx(batch.upper[row], abs=1e-9), row
@@ -347,7 +347,7 @@ def test_pass_hat_k_a_true_drop_of_d_passes_at_most_alpha(
 def test_pass_hat_k_through_compare_and_the_batch_rule() -> None:
     """compare() gives a pass^k comparison the same floor, its test line says so, and
     the batch rule (advice, planning) has the verdict's bounds run by run."""
-    base = {s: StimulusCounts(5, 5) for s in "abcde"}
+    base = {s: RunCounts(5, 5) for s in "abcde"}
     result = compare(base, dict(base), metric="pass_hat_k", k=3)
     assert result.test.noise_floor == ("lower", "upper")
     assert result.test.lower < -0.2
@@ -359,8 +359,8 @@ def test_pass_hat_k_through_compare_and_the_batch_rule() -> None:
     ids = [f"s{i}" for i in range(6)]
     for row in range(25):
         one = compare(
-            {s: StimulusCounts(5, int(c)) for s, c in zip(ids, cb[row], strict=True)},
-            {s: StimulusCounts(4, int(c)) for s, c in zip(ids, cc[row], strict=True)},
+            {s: RunCounts(5, int(c)) for s, c in zip(ids, cb[row], strict=True)},
+            {s: RunCounts(4, int(c)) for s, c in zip(ids, cc[row], strict=True)},
             metric="pass_hat_k",
             k=2,
         )
@@ -376,7 +376,7 @@ def test_the_pass_hat_k_floor_stops_at_its_largest_k() -> None:
     assert (floor_k("pass_rate", None), floor_k("pass_hat_k", 3)) == (1, 3)
     assert floor_k("pass_hat_k", MAX_FLOOR_K + 1) is None and floor_k("score", None) is None
     k = MAX_FLOOR_K + 1
-    base = {s: StimulusCounts(k + 5, k + 5) for s in "abcde"}
+    base = {s: RunCounts(k + 5, k + 5) for s in "abcde"}
     beyond = compare(base, dict(base), metric="pass_hat_k", k=k)
     assert beyond.trial_counts is None and beyond.test.noise_floor == ()
     within = compare(base, dict(base), metric="pass_hat_k", k=MAX_FLOOR_K)

@@ -304,19 +304,19 @@ def test_the_sentences_quoted_in_docs_regression_md_are_the_real_ones() -> None:
 
     import numpy as np
 
-    from gate.compare import StimulusCounts, compare
+    from gate.compare import RunCounts, compare
     from gate.config import build_config
     from gate.gates import _regression_gate
 
     doc = " ".join((Path(__file__).parents[2] / "docs" / "regression.md").read_text().split())
     spec = build_config({"gates": {"max_regression": 0.05}}).gates[0]
-    base = {f"s{i:02d}": StimulusCounts(5, 5) for i in range(40)}
-    cand = {f"s{i:02d}": StimulusCounts(5, 1 if i < 10 else 5) for i in range(40)}
+    base = {f"s{i:02d}": RunCounts(5, 5) for i in range(40)}
+    cand = {f"s{i:02d}": RunCounts(5, 1 if i < 10 else 5) for i in range(40)}
     fail = _regression_gate(spec, compare(base, cand))
     rng = np.random.default_rng(5)
     rates = rng.beta(2, 1, 50)
-    base = {f"s{i:02d}": StimulusCounts(5, int(x)) for i, x in enumerate(rng.binomial(5, rates))}
-    cand = {f"s{i:02d}": StimulusCounts(5, int(x)) for i, x in enumerate(rng.binomial(5, rates))}
+    base = {f"s{i:02d}": RunCounts(5, int(x)) for i, x in enumerate(rng.binomial(5, rates))}
+    cand = {f"s{i:02d}": RunCounts(5, int(x)) for i, x in enumerate(rng.binomial(5, rates))}
     passed = _regression_gate(spec, compare(base, cand))
     assert (fail.outcome, passed.outcome) == ("fail", "pass")
     for decision in (fail, passed):
