@@ -1374,18 +1374,37 @@ def more_stimuli(
                 noise = trials._replace(weights=_per_row(row[chosen], trials.n_b.size))
             return _decided(rule.evaluate_differences(sample, noise).outcome)
         drawn = rng.multinomial(total, uniform, size=runs).astype(np.float64)
-        lower, upper, zero = _drawn_t_bounds(d, drawn, rule.confidence)
-        if trials is not None and row is not None and zero.any():
-            # As the verdict: runs whose differences are all equal take the sign flip.
-            weights = _per_row(
-                np.broadcast_to(row, drawn.shape)[zero], trials.n_b.size, drawn[zero]
-            )
-            widened = trial_noise_bounds(trials._replace(weights=weights), rule.confidence)
-            lower[zero] = np.minimum(lower[zero], widened.lower)
-            upper[zero] = np.maximum(upper[zero], widened.upper)
-        return _decided(rule.decide_bounds(lower, upper))
+        floor = None if trials is None or row is None else (trials, row)
+        return _decided(rule.decide_bounds(*_drawn_bounds(d, drawn, rule.confidence, floor)))
 
     return _smallest(probability, power, cap, start=d.size + 1)
+
+
+def _drawn_bounds(
+    d: FloatArray,
+    drawn: FloatArray,
+    confidence: float,
+    floor: tuple[TrialCounts, npt.NDArray[np.int64]] | None,
+) -> tuple[FloatArray, FloatArray]:
+    """The bounds of :func:`gate.metrics.paired.paired_bounds_batch` for runs that take
+    ``drawn[r, i]`` copies of each observed difference (M' ≥ 30): the t path from the
+    moments (:func:`_drawn_t_bounds`) and, with ``floor`` (the observed stimuli's counts
+    and each one's row among them), the trials' noise floor where the verdict takes it."""
+    lower, upper, zero = _drawn_t_bounds(d, drawn, confidence)
+    if floor is None:
+        return lower, upper
+    trials, row = floor
+    # Runs whose differences are all equal take the sign flip, and with it the floor;
+    # matched 0/1 outcomes take the floor in the t test too.
+    floored = zero if trials.matched_pairs is None else np.ones_like(zero)
+    if floored.any():
+        weights = _per_row(
+            np.broadcast_to(row, drawn.shape)[floored], trials.n_b.size, drawn[floored]
+        )
+        widened = trial_noise_bounds(trials._replace(weights=weights), confidence)
+        lower[floored] = np.minimum(lower[floored], widened.lower)
+        upper[floored] = np.maximum(upper[floored], widened.upper)
+    return lower, upper
 
 
 def _drawn_t_bounds(

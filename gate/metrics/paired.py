@@ -998,7 +998,9 @@ def paired_test(
     :mod:`gate.metrics.trial_noise`, whose variance is never below the trials' binomial
     noise: each bound is the wider of the two, each p-value the larger, and
     ``noise_floor`` names the bounds it widened. (The t test's sd already carries that
-    noise; the sign flip takes each difference as exact.)
+    noise; the sign flip takes each difference as exact.) Where every estimate is 0 or 1
+    by design (one trial a side), the t test takes that floor too: its differences are
+    too discrete for it (:mod:`gate.metrics.matched_pairs`).
 
     >>> r = paired_test([-0.4, -0.2, -0.6, -0.2, -0.4])
     >>> r.method, r.p_worse, r.upper
@@ -1023,7 +1025,11 @@ def paired_test(
     zero_spread = float(np.ptp(d)) <= _TIE
     use_t = (method == "t" or (method == "auto" and m >= T_MIN_STIMULI)) and not zero_spread
     if use_t and se is not None:
-        return _paired_t(d, requested, margin, gain, alpha, limits)
+        t_test = _paired_t(d, requested, margin, gain, alpha, limits)
+        # Differences of matched 0/1 outcomes (−1, 0 or +1 each) are too discrete for t.
+        if counts is None or counts.matched_pairs is None:
+            return t_test
+        return _with_trial_noise(t_test, counts, limits)
     flip = _permutation(
         d, alpha=alpha, margin=margin, gain=gain, limits=limits, patterns=patterns, seed=seed
     )
@@ -1158,7 +1164,7 @@ def paired_bounds_batch(
     every run, ``seed``). For simulation (advice, planning), not for the verdict
     itself: the verdict always uses :func:`paired_test` with its full pattern count.
     ``counts`` (the runs' pass counts, for pass rates and pass^k) widens the sign-flip runs'
-    bounds as :func:`paired_test` does.
+    bounds as :func:`paired_test` does, and the t runs' where every estimate is 0 or 1.
 
     >>> lo, hi = paired_bounds_batch([[-0.4, -0.2, -0.6, -0.2, -0.4]])
     >>> float(hi[0])
@@ -1179,6 +1185,10 @@ def paired_bounds_batch(
         bounds = widened_t(diffs[use], 1.0 - alpha)
         lower[use] = np.clip(bounds.lower, lo_limit, hi_limit)
         upper[use] = np.clip(bounds.upper, lo_limit, hi_limit)
+        if counts is not None and counts.matched_pairs is not None and use.any():
+            noise = trial_noise_bounds(counts.select(use), 1.0 - alpha)
+            lower[use] = np.maximum(np.minimum(lower[use], noise.lower), lo_limit)
+            upper[use] = np.minimum(np.maximum(upper[use], noise.upper), hi_limit)
         rest = equal
     else:
         rest = np.ones(runs, dtype=bool)

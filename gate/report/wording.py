@@ -615,7 +615,10 @@ def paired_test_reason(test: PairedTest) -> str:
             if m >= T_MIN_STIMULI
             else f"{m} shared stimuli, fewer than the {T_MIN_STIMULI} the automatic rule wants"
         )
-        return f"paired t with {test.df} degrees of freedom{requested}: {why}{skew_clause(test)}"
+        return (
+            f"paired t with {test.df} degrees of freedom{requested}: {why}{skew_clause(test)}"
+            f"{noise_floor_clause(test)}"
+        )
     total = test.patterns or 0
     if test.method == "exact sign-flip permutation":
         count = f" = {total:,}" if m <= 40 else ""
@@ -644,10 +647,17 @@ def paired_test_reason(test: PairedTest) -> str:
 
 
 def noise_floor_clause(test: PairedTest) -> str:
-    """Which bounds the trials' binomial noise widened (:mod:`gate.metrics.trial_noise`)."""
+    """Which bounds the trials' binomial noise widened (:mod:`gate.metrics.trial_noise`);
+    for the t test, only where every difference is −1, 0 or +1 (matched 0/1 outcomes)."""
     if not test.noise_floor:
         return ""
     which = "both bounds" if len(test.noise_floor) == 2 else f"the {test.noise_floor[0]} bound"
+    if test.method == "paired t":
+        return (
+            f"; {which} widened to cover the trials' binomial noise (with Tango's score test "
+            "for matched pass/fail outcomes), since differences of −1, 0 or +1 are too "
+            "coarse for t"
+        )
     return (
         f"; {which} widened to cover the binomial noise of each stimulus's trials, which "
         f"{plural(test.stimuli, 'difference', 'differences')} alone understate"
