@@ -24,7 +24,7 @@ ON_INCONCLUSIVE: tuple[OnInconclusive, ...] = ("inconclusive", "fail", "pass")
 #: 85% of the time and a 15-point drop under 1% (docs/regression.md, tests/compare).
 DETECTABLE_SLACK = 0.05
 #: per stimulus a drop is measured on one stimulus's trials only: with 10 trials per side a
-#: stimulus that always passes rules out a 21-point drop, while 5 points would need 52.
+#: stimulus that always passes rules out a 22-point drop, while 5 points would need 52.
 DETECTABLE_STIMULUS = 0.25
 #: the gate a run gets when none is configured: reference 001's "is this reliable for CI?"
 #: threshold on the suite pass rate, decided on its interval like any honest gate.

@@ -637,7 +637,10 @@ def _regression_gate(spec: GateSpec, comparison: Comparison, advise: bool = True
             upper=float(result.upper[0]),
             confidence=comparison.confidence,
             k=comparison.k,
-            method="one-sided Fisher exact test per stimulus (Holm); Newcombe interval",
+            method=(
+                "one-sided Fisher exact test per stimulus (Holm); "
+                "Newcombe and Miettinen-Nurminen score bounds"
+            ),
             subject=worst.id,
             failing=tuple(x for x, code in zip(ids, codes, strict=True) if code == FAIL),
             undecided=tuple(x for x, code in zip(ids, codes, strict=True) if code == INCONCLUSIVE),

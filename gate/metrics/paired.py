@@ -48,7 +48,12 @@ from gate.metrics._kernels import log_comb, log_factorial
 from gate.metrics._special import gammaln, normal_quantile
 from gate.metrics._validation import check_choice, check_confidence, check_finite_values, check_int
 from gate.metrics.skew import widened_t, widened_t_p
-from gate.metrics.trial_noise import TrialCounts, trial_noise_bounds, trial_noise_p_value
+from gate.metrics.trial_noise import (
+    TrialCounts,
+    score_difference_bounds,
+    trial_noise_bounds,
+    trial_noise_p_value,
+)
 
 __all__ = [
     "DEFAULT_POWER",
@@ -696,14 +701,19 @@ def difference_bounds(
         lower = d̂ - sqrt((p̂_B - l_B)² + (u_A - p̂_A)²)
         upper = d̂ + sqrt((u_B - p̂_B)² + (p̂_A - l_A)²)
 
-    It keeps close to nominal coverage at small n and never leaves [-1, 1].
+    Each bound is then the wider of this one and Miettinen & Nurminen's score bound
+    (:func:`gate.metrics.trial_noise.score_difference_bounds`): one stimulus whose rate
+    truly drops by D = 0.25 passed the per-stimulus rule on Newcombe's bound alone with
+    probability up to 9.2% (5 trials a side), 8.5% (10) and 7.2% (20), computed exactly
+    over every table at its worst rate; with the wider of the two, 5.1%, 5.6% and 5.4%.
 
     Both 10/10: Wilson's one-sided lower bound is 10/(10 + z²) = 0.7871 at
-    z = 1.6449, so a drop larger than 21.3 points is ruled out:
+    z = 1.6449, so Newcombe's bound rules out a drop larger than 21.3 points; the score
+    bound, a drop larger than 22.2:
 
     >>> lo, hi = difference_bounds(10, 10, 10, 10, 0.95)
     >>> round(float(lo), 4), round(float(hi), 4)
-    (-0.2129, 0.2129)
+    (-0.2217, 0.2217)
     """
     level = check_confidence(confidence)
     z = normal_quantile(level)
@@ -716,6 +726,10 @@ def difference_bounds(
         d = pb - pa
         lower = d - np.sqrt((pb - lb) ** 2 + (ua - pa) ** 2)
         upper = d + np.sqrt((ub - pb) ** 2 + (pa - la) ** 2)
+        score_lower, score_upper = _score_bounds(na, ca, nb, cb, level)
+        shape = np.shape(lower)
+        lower = np.minimum(lower, score_lower.reshape(shape))
+        upper = np.maximum(upper, score_upper.reshape(shape))
         return np.clip(lower, -1.0, 1.0), np.clip(upper, -1.0, 1.0)
 
     tables = np.broadcast_arrays(*(np.asarray(x) for x in (n_a, c_a, n_b, c_b)))
@@ -727,6 +741,58 @@ def difference_bounds(
     lower, upper = newcombe(*unique)
     shape = tables[0].shape
     return lower[index].reshape(shape), upper[index].reshape(shape)
+
+
+#: Score bounds already computed, per level: (sorted packed tables, lower, upper). An
+#: advice simulates the same tables at each of a dozen sizes (half a million stimulus-runs
+#: of 500 stimuli, each its own n: 25 s computed afresh each time, 2 s kept).
+_SCORE_MEMO: dict[float, tuple[npt.NDArray[np.int64], FloatArray, FloatArray]] = {}
+#: tables kept per level before the memo starts over (about 24 bytes each)
+_SCORE_MEMO_MAX = 1 << 22
+#: bits per count in a packed table (four counts in an int64)
+_SCORE_KEY_BITS = 15
+
+
+def _score_bounds(
+    n_a: npt.ArrayLike, c_a: npt.ArrayLike, n_b: npt.ArrayLike, c_b: npt.ArrayLike, level: float
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`~gate.metrics.trial_noise.score_difference_bounds` of each table (flat), each
+    distinct integer table computed once per process (:data:`_SCORE_MEMO`)."""
+    tables = [np.asarray(x).ravel() for x in np.broadcast_arrays(n_a, c_a, n_b, c_b)]
+    small = all(np.issubdtype(x.dtype, np.integer) for x in tables) and all(
+        int(x.min(initial=0)) >= 0 and int(x.max(initial=0)) < 1 << _SCORE_KEY_BITS
+        for x in tables
+    )
+    if not small:
+        bounds = score_difference_bounds(tables[0], tables[1], tables[2], tables[3], level)
+        return bounds.lower, bounds.upper
+    key = np.zeros(tables[0].size, dtype=np.int64)
+    for values in tables:
+        key = (key << _SCORE_KEY_BITS) | values.astype(np.int64)
+    wanted, inverse = np.unique(key, return_inverse=True)
+    known, known_lower, known_upper = _SCORE_MEMO.get(
+        level, (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
+    )
+    at = np.minimum(np.searchsorted(known, wanted), max(known.size - 1, 0))
+    found = (known[at] == wanted) if known.size else np.zeros(wanted.size, dtype=bool)
+    missing = wanted[~found]
+    if missing.size:
+        mask = (1 << _SCORE_KEY_BITS) - 1
+        n_a_, c_a_, n_b_, c_b_ = (
+            (missing >> (_SCORE_KEY_BITS * (3 - j))) & mask for j in range(4)
+        )
+        fresh = score_difference_bounds(n_a_, c_a_, n_b_, c_b_, level)
+        if known.size + missing.size > _SCORE_MEMO_MAX:
+            known, known_lower, known_upper = missing[:0], np.zeros(0), np.zeros(0)
+        merged = np.concatenate([known, missing])
+        order = np.argsort(merged, kind="stable")
+        known = merged[order]
+        known_lower = np.concatenate([known_lower, fresh.lower])[order]
+        known_upper = np.concatenate([known_upper, fresh.upper])[order]
+        _SCORE_MEMO[level] = (known, known_lower, known_upper)
+        at = np.searchsorted(known, wanted)
+    lower, upper = known_lower[at], known_upper[at]
+    return lower[inverse.ravel()], upper[inverse.ravel()]
 
 
 # --------------------------------------------------------------------------- paired test

@@ -84,7 +84,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from gate.metrics._special import stdtr, stdtrit
+from gate.metrics._special import normal_quantile, stdtr, stdtrit
 from gate.metrics.matched_pairs import tango_bounds, tango_p_value
 
 __all__ = [
@@ -92,6 +92,7 @@ __all__ = [
     "TrialCounts",
     "TrialNoiseBounds",
     "floor_k",
+    "score_difference_bounds",
     "trial_noise_bounds",
     "trial_noise_p_value",
 ]
@@ -335,12 +336,19 @@ class _Path:
     """The restricted rates along the multiplier λ = n̄ t/(1 − |t|) (t ∈ (−1, 1)), with what
     does not change along it (the pass^k variance weights) computed once."""
 
-    def __init__(self, counts: TrialCounts):
+    def __init__(self, counts: TrialCounts, per_run: bool = False):
         self.counts = counts
         k = counts.k
         self.weights_b = None if k == 1 else _variance_weights(counts.n_b, k)
         self.weights_c = None if k == 1 else _variance_weights(counts.n_c, k)
-        self.scale = float(np.mean(np.maximum(counts.n_b, counts.n_c)))
+        largest = np.maximum(counts.n_b, counts.n_c)
+        # per_run (one row a run): each run's own scale, so that its bounds do not depend
+        # on the other runs computed beside it.
+        self.scale: float | FloatArray = (
+            np.asarray(largest.max(axis=-1), dtype=np.float64)
+            if per_run
+            else float(np.mean(largest))
+        )
 
     def at(self, t: FloatArray) -> _Restricted:
         """θ and V(θ) of the restricted rates at ``t``, per run."""
@@ -406,6 +414,47 @@ def trial_noise_p_value(counts: TrialCounts, theta: float, side: str) -> FloatAr
     if pairs is None:
         return p
     return np.maximum(p, tango_p_value(*pairs, theta, side))
+
+
+def score_difference_bounds(
+    n_b: npt.ArrayLike,
+    c_b: npt.ArrayLike,
+    n_c: npt.ArrayLike,
+    c_c: npt.ArrayLike,
+    confidence: float,
+) -> TrialNoiseBounds:
+    """Miettinen & Nurminen's (1985) one-sided ``confidence`` score bounds of one
+    stimulus's ``p_c − p_b`` (candidate minus baseline), for each of T tables (1-D
+    arrays): the restricted rates of this module's path with M = 1, and::
+
+        Z(θ) = (d̂ − θ) / sqrt(V(θ) · N/(N − 1)),   N = n_b + n_c,   against z_{confidence}
+
+    where V(θ) = p̃_b(1 − p̃_b)/n_b + p̃_c(1 − p̃_c)/n_c.
+
+    >>> bounds = score_difference_bounds([10], [10], [10], [10], 0.95)
+    >>> round(float(bounds.lower[0]), 4), round(float(bounds.upper[0]), 4)
+    (-0.2217, 0.2217)
+    """
+    nb, cb, nc, cc = (
+        np.asarray(x, dtype=np.float64).ravel()[:, None] for x in (n_b, c_b, n_c, c_c)
+    )
+    counts = TrialCounts(nb, cb, nc, cc, np.ones((nb.shape[0], 1)))
+    z = normal_quantile(confidence)
+    total = (nb + nc).ravel()
+    factor = total / (total - 1.0)
+    delta = counts.delta
+
+    # A rate at 1 can come out an ulp above it: V(θ) −2e-16, which counts as 0.
+    def beyond_upper(r: _Restricted) -> npt.NDArray[np.bool_]:
+        return np.asarray(r.theta - delta > z * np.sqrt(np.maximum(r.variance, 0.0) * factor))
+
+    def not_below_lower(r: _Restricted) -> npt.NDArray[np.bool_]:
+        return np.asarray(delta - r.theta <= z * np.sqrt(np.maximum(r.variance, 0.0) * factor))
+
+    path = _Path(counts, per_run=True)
+    upper = path.at(_bisect(path, beyond_upper)).theta
+    lower = path.at(_bisect(path, not_below_lower)).theta
+    return TrialNoiseBounds(np.clip(lower, -1.0, 1.0), np.clip(upper, -1.0, 1.0))
 
 
 class TrialNoiseBounds(NamedTuple):

@@ -282,11 +282,13 @@ def test_a_per_stimulus_regression_gate_names_the_stimulus_its_numbers_belong_to
     tmp_path: Path,
 ) -> None:
     """Its row named the stimulus of smallest Holm p (the first of five tied at 1: one that
-    did not change) beside another stimulus's Δ, and wrote that Δ as a fraction. Refactor
-    auth middleware went 3/3 → 2/3 (Δ −33.3 points); its one-sided 95% Newcombe bounds, from
-    90% Wilson intervals (2/3: [0.2534, 0.9218]; 3/3: [0.5258, 1]), are
-    −0.3333 − (0.6667 − 0.2534) = −0.746 and −0.3333 + √(0.2551² + 0.4742²) = +0.205, the
-    lowest lower bound of the five (Generate OpenAPI schema stub, 2/3 → 1/3: −0.694)."""
+    did not change) beside another stimulus's Δ, and wrote that Δ as a fraction. Each
+    stimulus's one-sided 95% bounds are the wider of Newcombe's and Miettinen & Nurminen's
+    score bounds. Generate OpenAPI schema stub went 2/3 → 1/3 (Δ −33.3 points): Newcombe's
+    bounds [−0.694, +0.251]; the score bounds [−0.787, +0.354] (the root of
+    (Δ̂ − θ)/√(V(θ)·6/5) = ±1.645 at the restricted rates, found independently by a
+    numerical maximum of the likelihood); the lowest lower bound of the five (Refactor auth
+    middleware, 3/3 → 2/3: Newcombe −0.746, score −0.771)."""
     config = tmp_path / "gates.yml"
     config.write_text("gates:\n  max_regression: {max: 0, scope: stimuli}\n", encoding="utf-8")
     failing = EXAMPLES / "failing"
@@ -295,6 +297,6 @@ def test_a_per_stimulus_regression_gate_names_the_stimulus_its_numbers_belong_to
         "--config", str(config),
     )  # fmt: skip
     assert (
-        "| no stimulus worse than baseline (Holm, family-wise 95%) — worst: Refactor auth "
-        "middleware | −33.3 pts | [−74.6, +20.5] pts | Δ ≥ 0 | ❔ inconclusive |"
+        "| no stimulus worse than baseline (Holm, family-wise 95%) — worst: Generate OpenAPI "
+        "schema stub | −33.3 pts | [−78.7, +35.4] pts | Δ ≥ 0 | ❔ inconclusive |"
     ) in result.stdout, result.stdout
