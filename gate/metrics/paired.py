@@ -778,13 +778,14 @@ def _score_bounds(
     found = (known[at] == wanted) if known.size else np.zeros(wanted.size, dtype=bool)
     missing = wanted[~found]
     if missing.size:
+        if known.size + missing.size > _SCORE_MEMO_MAX:  # start over, with this call's tables
+            known, known_lower, known_upper = missing[:0], np.zeros(0), np.zeros(0)
+            missing = wanted
         mask = (1 << _SCORE_KEY_BITS) - 1
         n_a_, c_a_, n_b_, c_b_ = (
             (missing >> (_SCORE_KEY_BITS * (3 - j))) & mask for j in range(4)
         )
         fresh = score_difference_bounds(n_a_, c_a_, n_b_, c_b_, level)
-        if known.size + missing.size > _SCORE_MEMO_MAX:
-            known, known_lower, known_upper = missing[:0], np.zeros(0), np.zeros(0)
         merged = np.concatenate([known, missing])
         order = np.argsort(merged, kind="stable")
         known = merged[order]

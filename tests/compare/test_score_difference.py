@@ -85,7 +85,7 @@ def test_a_true_drop_of_d_passes_one_stimulus_about_alpha(
     assert worst < newcombe_alone
 
 
-def test_the_memo_gives_what_a_fresh_computation_gives() -> None:
+def test_the_memo_gives_what_a_fresh_computation_gives(monkeypatch: pytest.MonkeyPatch) -> None:
     """The per-process memo of score bounds: the same numbers as computed afresh, whichever
     tables came first; counts too large to pack are computed directly."""
     rng = np.random.default_rng(4)
@@ -97,6 +97,14 @@ def test_the_memo_gives_what_a_fresh_computation_gives() -> None:
     both = paired._score_bounds(n[0], c[0], n[1], c[1], 0.95)
     assert np.array_equal(first[0], fresh.lower[:1_000])
     assert np.array_equal(both[0], fresh.lower) and np.array_equal(both[1], fresh.upper)
+    # Full: it starts over with the tables asked for, those it knew among them included.
+    paired._SCORE_MEMO.clear()
+    monkeypatch.setattr(paired, "_SCORE_MEMO_MAX", 1_500)
+    paired._score_bounds(n[0, :1_000], c[0, :1_000], n[1, :1_000], c[1, :1_000], 0.95)
+    again = paired._score_bounds(n[0, 500:2_000], c[0, 500:2_000], n[1, 500:2_000],
+                                 c[1, 500:2_000], 0.95)  # fmt: skip
+    assert np.array_equal(again[0], fresh.lower[500:2_000])
+    assert np.array_equal(again[1], fresh.upper[500:2_000])
     huge = paired._score_bounds([1 << 20], [1 << 19], [1 << 20], [1 << 19], 0.95)
     direct = score_difference_bounds([1 << 20], [1 << 19], [1 << 20], [1 << 19], 0.95)
     assert float(huge[0][0]) == float(direct.lower[0])
