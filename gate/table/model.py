@@ -382,25 +382,8 @@ class _MessageLog:
         return np.sort(order[rank < room[order]])
 
     def add(self, owner: int, trial: int | None, code: int, text: str, where: int) -> None:
-        maximum = limits.KEPT_MESSAGE_CHARS.value()
-        if len(text) > maximum:
-            text = text[: maximum - 1] + "…"
-        text_id = self._text_ids.get(text)
-        if text_id is None:
-            text_id = self._text_ids[text] = len(self._texts)
-            self._texts.append(text)
-        if trial is not None and trial >= 1 << 63:
-            self._huge[len(self._owner)] = trial
-            trial = -2
-        self._owner.append(owner)
-        self._trial.append(-1 if trial is None else trial)
-        self._code.append(code)
-        self._where.append(where)
-        self._text.append(text_id)
-        assert self._count is not None and self.errored is not None
-        self._count[owner] += 1
-        self.errored[owner] |= code == ERROR
-        self._index = None
+        """Keep one message (cut to the kept length) of ``owner``'s trial ``trial``."""
+        self.add_many([owner], [trial], [code], [text], [where])
 
     def add_many(
         self,
