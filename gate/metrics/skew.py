@@ -136,19 +136,44 @@ def skew_corrected_moments(
     >>> round(float(r.lower[0]), 4), round(float(r.upper[0]), 4)
     (-1.8067, 0.0956)
     """
-    mean_ = np.asarray(mean, dtype=np.float64)
+    return _hall(_TScale.of(mean, second, stimuli, confidence), second, third, stimuli)
+
+
+class _TScale(NamedTuple):
+    """What plain t and Hall's bounds share: each run's mean and standard error, and the
+    one- and two-sided t quantiles (M − 1 degrees of freedom)."""
+
+    mean: FloatArray
+    se: FloatArray
+    one: float
+    two: float
+
+    @classmethod
+    def of(
+        cls, mean: npt.ArrayLike, second: npt.ArrayLike, stimuli: int, confidence: float
+    ) -> _TScale:
+        second_ = np.maximum(np.asarray(second, dtype=np.float64), 0.0)
+        alpha = 1.0 - confidence
+        return cls(
+            np.asarray(mean, dtype=np.float64),
+            np.sqrt(second_ / (stimuli - 1)),
+            float(stdtrit(stimuli - 1, 1.0 - alpha)),
+            float(stdtrit(stimuli - 1, 1.0 - alpha / 2.0)),
+        )
+
+
+def _hall(
+    scale: _TScale, second: npt.ArrayLike, third: npt.ArrayLike, stimuli: int
+) -> SkewCorrected:
+    """Hall's bounds on ``scale``: the t quantiles mapped through the inverse transform."""
     second_ = np.maximum(np.asarray(second, dtype=np.float64), 0.0)
-    third_ = np.asarray(third, dtype=np.float64)
-    se = np.sqrt(second_ / (stimuli - 1))
-    b = _b(second_, third_, stimuli)
-    alpha = 1.0 - confidence
-    one = float(stdtrit(stimuli - 1, 1.0 - alpha))
-    two = float(stdtrit(stimuli - 1, 1.0 - alpha / 2.0))
+    b = _b(second_, np.asarray(third, dtype=np.float64), stimuli)
+    mean, se = scale.mean, scale.se
     return SkewCorrected(
-        lower=mean_ - hall_inverse(one, b) * se,
-        upper=mean_ - hall_inverse(-one, b) * se,
-        interval_lower=mean_ - hall_inverse(two, b) * se,
-        interval_upper=mean_ - hall_inverse(-two, b) * se,
+        lower=mean - hall_inverse(scale.one, b) * se,
+        upper=mean - hall_inverse(-scale.one, b) * se,
+        interval_lower=mean - hall_inverse(scale.two, b) * se,
+        interval_upper=mean - hall_inverse(-scale.two, b) * se,
         b=b,
     )
 
@@ -213,18 +238,15 @@ def widened_t_moments(
     """:class:`WidenedT` from each run's mean and central moments m₂, m₃ (sums divided by
     M) of ``stimuli`` = M ≥ 2 differences: the verdict's t test, and the simulations that
     draw the moments directly, decide by this one rule."""
-    mean_ = np.asarray(mean, dtype=np.float64)
-    se = np.sqrt(np.maximum(np.asarray(second, dtype=np.float64), 0.0) / (stimuli - 1))
-    alpha = 1.0 - confidence
-    one = float(stdtrit(stimuli - 1, 1.0 - alpha))
-    two = float(stdtrit(stimuli - 1, 1.0 - alpha / 2.0))
-    hall = skew_corrected_moments(mean, second, third, stimuli, confidence)
-    plain_lower, plain_upper = mean_ - one * se, mean_ + one * se
+    scale = _TScale.of(mean, second, stimuli, confidence)
+    hall = _hall(scale, second, third, stimuli)
+    centre, se = scale.mean, scale.se
+    plain_lower, plain_upper = centre - scale.one * se, centre + scale.one * se
     return WidenedT(
         lower=np.minimum(plain_lower, hall.lower),
         upper=np.maximum(plain_upper, hall.upper),
-        interval_lower=np.minimum(mean_ - two * se, hall.interval_lower),
-        interval_upper=np.maximum(mean_ + two * se, hall.interval_upper),
+        interval_lower=np.minimum(centre - scale.two * se, hall.interval_lower),
+        interval_upper=np.maximum(centre + scale.two * se, hall.interval_upper),
         plain_lower=plain_lower,
         plain_upper=plain_upper,
     )
