@@ -1254,24 +1254,15 @@ class TrialTable:
                 # A message that says nothing (rendered to None, or empty, as a record's
                 # "message": "" is) takes no room, as a trial's empty message takes none.
                 texts = ["" if t is None else str(t) for t in map(columns.message_at, picked)]
-                if all(texts):
-                    log.add_many(
-                        owners.tolist(),
-                        trials,
-                        code[picked].tolist(),
-                        texts,
-                        columns.where[picked].tolist(),
-                    )
-                    return False
-                kept = np.flatnonzero([text != "" for text in texts])
+                said = [i for i, text in enumerate(texts) if text]
                 log.add_many(
-                    owners[kept].tolist(),
-                    [trials[i] for i in kept.tolist()],
-                    code[picked[kept]].tolist(),
-                    [texts[i] for i in kept.tolist()],
-                    columns.where[picked[kept]].tolist(),
+                    owners[said].tolist(),
+                    [trials[i] for i in said],
+                    code[picked[said]].tolist(),
+                    [texts[i] for i in said],
+                    columns.where[picked[said]].tolist(),
                 )
-                return True
+                return len(said) < len(texts)
 
             def first_errors(owners: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
                 """Each stimulus's first errored trial, where none of those kept is one: the
