@@ -639,7 +639,8 @@ def _regression_gate(spec: GateSpec, comparison: Comparison, advise: bool = True
             k=comparison.k,
             method=(
                 "one-sided Fisher exact test per stimulus (Holm); "
-                "Newcombe and Miettinen-Nurminen score bounds"
+                "Newcombe and Miettinen-Nurminen score bounds, held to an exact "
+                "unconditional test"
             ),
             subject=worst.id,
             failing=tuple(x for x, code in zip(ids, codes, strict=True) if code == FAIL),

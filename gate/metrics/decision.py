@@ -49,6 +49,7 @@ from gate.metrics._kernels import (
 )
 from gate.metrics._special import normal_quantile
 from gate.metrics._validation import check_choice
+from gate.metrics.exact_difference import exact_shifts
 from gate.metrics.intervals import (
     Alternative,
     IntervalMethod,
@@ -976,9 +977,10 @@ class PairedRule:
     paired test (:func:`gate.metrics.paired.paired_test`), decided by
     :func:`regression_outcome`. ``scope="stimuli"`` (max_regression with δ = 0):
     a stimulus fails when its Holm-adjusted one-sided Fisher exact p-value is ≤ α
-    (shown worse), passes when Newcombe's lower bound of p_cand - p_base is ≥ -D
-    (a drop larger than D ruled out); the gate fails if any fails, else is
-    inconclusive if any is.
+    (shown worse), passes when the lower bound of p_cand - p_base (the wider of
+    Newcombe's and Miettinen & Nurminen's, lowered where the exact unconditional test
+    needs it: :mod:`gate.metrics.exact_difference`) is above -D (a drop larger than D
+    ruled out); the gate fails if any fails, else is inconclusive if any is.
     """
 
     kind: Literal["max_regression", "min_improvement"]
@@ -1009,6 +1011,10 @@ class PairedRule:
         # test costs (millions per advice step when every stimulus has its own trials).
         worse = fisher_holm_rejects(nb, cb, nc, cc, level)
         lower, upper = difference_bounds(nb, cb, nc, cc, self.confidence)
+        # Lowered where the exact unconditional test needs it: a true drop of D passes
+        # at most α, computed over every table of the design.
+        shift = exact_shifts(nb, nc, self.detectable, self.confidence)
+        lower = np.maximum(lower - shift, -1.0)
         ruled_out = lower > -self.detectable + _TOLERANCE
         codes = np.where(worse, FAIL, np.where(ruled_out, PASS, INCONCLUSIVE)).astype(np.int8)
         d = cc / nc - cb / nb

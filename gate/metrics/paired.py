@@ -706,6 +706,8 @@ def difference_bounds(
     truly drops by D = 0.25 passed the per-stimulus rule on Newcombe's bound alone with
     probability up to 9.2% (5 trials a side), 8.5% (10) and 7.2% (20), computed exactly
     over every table at its worst rate; with the wider of the two, 5.1%, 5.6% and 5.4%.
+    The rule then holds these bounds to the exact unconditional test
+    (:mod:`gate.metrics.exact_difference`), which brings that to at most 5%.
 
     Both 10/10: Wilson's one-sided lower bound is 10/(10 + z²) = 0.7871 at
     z = 1.6449, so Newcombe's bound rules out a drop larger than 21.3 points; the score

@@ -511,7 +511,8 @@ def _regression_sentence(decision: GateDecision, escape: Escape) -> str:
             return (
                 f"Pass: no stimulus is shown worse, and for every stimulus a drop of "
                 f"{margin_points(spec.detectable)} points or more is ruled out at {level} "
-                "confidence (the wider of Newcombe's and the Miettinen-Nurminen score bounds)."
+                "confidence (the wider of Newcombe's and the Miettinen-Nurminen score bounds, "
+                "held to an exact unconditional test)."
             )
         return (
             f"Inconclusive: no stimulus is shown worse ({how}), but for "
