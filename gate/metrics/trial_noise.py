@@ -57,7 +57,11 @@ for pass rates, n = k for pass^k), each bound is also the wider of this one and 
 score bound (:mod:`gate.metrics.matched_pairs`), each p-value the larger; and the
 paired test applies this floor to its t test too, not only to its sign flip. From 30
 to 50 such stimuli near a rate of 1 the t test passed a true drop of D in 6.4–7.3% of
-seeded runs; with Tango's bound, 3.1–4.8% (docs/regression.md, Known limits).
+seeded runs; with Tango's bound, 3.1–4.8% (docs/regression.md, Known limits). Up to 30
+stimuli, each bound is also the wider of these and the exact unconditional form of
+Tango's test (:mod:`gate.metrics.exact_matched_pairs`): Tango's asymptotic bound let the
+rule pass a true drop of D with probability up to 6.5% at 16 stimuli, computed over every
+outcome and pair distribution.
 
 B assumes independent trials at each stimulus's rate; where trials share a cause, s²
 still carries it, and the paired test of the differences still holds, which is why the
@@ -85,6 +89,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gate.metrics._special import normal_quantile, stdtr, stdtrit
+from gate.metrics.exact_matched_pairs import exact_bounds, exact_p_value
 from gate.metrics.matched_pairs import tango_bounds, tango_p_value
 
 __all__ = [
@@ -413,7 +418,8 @@ def trial_noise_p_value(counts: TrialCounts, theta: float, side: str) -> FloatAr
     pairs = counts.matched_pairs
     if pairs is None:
         return p
-    return np.maximum(p, tango_p_value(*pairs, theta, side))
+    tango, exact = tango_p_value(*pairs, theta, side), exact_p_value(*pairs, theta, side)
+    return np.maximum(np.maximum(p, tango), exact)
 
 
 def score_difference_bounds(
@@ -492,4 +498,6 @@ def trial_noise_bounds(counts: TrialCounts, confidence: float) -> TrialNoiseBoun
     if pairs is not None:
         tango = tango_bounds(*pairs, confidence)
         lower, upper = np.minimum(lower, tango.lower), np.maximum(upper, tango.upper)
+        exact = exact_bounds(*pairs, confidence)
+        lower, upper = np.minimum(lower, exact.lower), np.maximum(upper, exact.upper)
     return TrialNoiseBounds(np.clip(lower, -1.0, 1.0), np.clip(upper, -1.0, 1.0))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from gate.config import GateSpec
 from gate.gates import COMPLETED_TRIALS, GateDecision
+from gate.metrics.exact_matched_pairs import MOST_STIMULI
 from gate.metrics.intervals import MID_P_COVERAGE_FLOOR, MID_P_FLOOR_WEIGHTS, method_label
 from gate.metrics.paired import T_MIN_STIMULI, PairedTest, min_sign_flip_stimuli
 from gate.rates import pct as pct  # the report writes levels with it too (wording.pct)
@@ -656,8 +657,8 @@ def noise_floor_clause(test: PairedTest) -> str:
     if test.method == "paired t":
         return (
             f"; {which} widened to cover the trials' binomial noise (with Tango's score test "
-            "for matched pass/fail outcomes), since differences of −1, 0 or +1 are too "
-            "coarse for t"
+            "for matched pass/fail outcomes, and its exact unconditional form up to "
+            f"{MOST_STIMULI} stimuli), since differences of −1, 0 or +1 are too coarse for t"
         )
     return (
         f"; {which} widened to cover the binomial noise of each stimulus's trials, which "

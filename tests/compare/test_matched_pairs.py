@@ -11,6 +11,7 @@ from scipy import optimize
 
 from gate.compare import RunCounts, compare
 from gate.metrics.decision import FAIL, PASS, PairedRule, _drawn_bounds
+from gate.metrics.exact_matched_pairs import exact_bounds
 from gate.metrics.matched_pairs import tango_bounds, tango_p_value, tango_statistic
 from gate.metrics.paired import paired_bounds_batch
 from gate.metrics.trial_noise import TrialCounts
@@ -182,7 +183,11 @@ def test_the_report_says_which_bound_tangos_widened() -> None:
     assert reason.startswith("paired t with 29 degrees of freedom: 30 shared stimuli")
     assert reason.endswith(
         "; both bounds widened to cover the trials' binomial noise (with Tango's score test for"
-        " matched pass/fail outcomes), since differences of −1, 0 or +1 are too coarse for t"
+        " matched pass/fail outcomes, and its exact unconditional form up to 30 stimuli), since"
+        " differences of −1, 0 or +1 are too coarse for t"
     )
-    # b = 1, c = 2 of 30: the bound is Tango's, wider than t's
-    assert result.test.lower == pytest.approx(float(tango_bounds(1, 2, 30, 0.95).lower[0]))
+    # b = 1, c = 2 of 30: the bound is the exact one, wider than Tango's and t's
+    tango, exact = tango_bounds(1, 2, 30, 0.95), exact_bounds(1, 2, 30, 0.95)
+    assert float(exact.lower[0]) < float(tango.lower[0])
+    assert result.test.lower == pytest.approx(float(exact.lower[0]))
+    assert result.test.upper == pytest.approx(float(exact.upper[0]))
