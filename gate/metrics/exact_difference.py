@@ -184,9 +184,15 @@ def pass_probability(
     """The probability of the tables (``c_b``, ``c_c``) when the baseline's rate is each of
     ``rate_b`` and the candidate's is ``drop`` below it (at least 0)."""
     rates = np.atleast_1d(np.asarray(rate_b, dtype=np.float64))
-    each = _pmf(n_b, rates)[:, c_b] * _pmf(n_c, np.maximum(rates - drop, 0.0))[:, c_c]
-    total: FloatArray = each.sum(axis=1)
+    total: FloatArray = _each_table(n_b, n_c, c_b, c_c, rates, drop).sum(axis=1)
     return total
+
+
+def _each_table(
+    n_b: int, n_c: int, c_b: IntArray, c_c: IntArray, rates: FloatArray, drop: float
+) -> FloatArray:
+    """Each table's probability at each baseline rate: shape (rates, tables)."""
+    return _pmf(n_b, rates)[:, c_b] * _pmf(n_c, np.maximum(rates - drop, 0.0))[:, c_c]
 
 
 def _shift(
@@ -209,7 +215,7 @@ def _shift(
     per_block = max(1, _BLOCK // lower.size)
     for start in range(0, GRID, per_block):
         block = rates[start : start + per_block]
-        each = _pmf(n_b, block)[:, c_b] * _pmf(n_c, np.maximum(block - detectable, 0.0))[:, c_c]
+        each = _each_table(n_b, n_c, c_b, c_c, block, detectable)
         np.maximum(most, np.cumsum(each, axis=1).max(axis=0), out=most)
     # The largest group end whose prefix stays within α on the grid, then refined: a
     # refined maximum above α drops one more group.
