@@ -32,7 +32,7 @@ from gate.metrics.paired import (
     paired_test,
     within_variance,
 )
-from gate.metrics.trial_noise import TrialCounts, floor_k
+from gate.metrics.trial_noise import TrialCounts, floor_k, pass_fail_sums
 
 __all__ = [
     "Comparison",
@@ -438,8 +438,12 @@ def compare(
         for run, field in ((base, "n"), (base, "c"), (cand, "n"), (cand, "c"))
     )
     # A pass rate's or pass^k's difference carries its trials' binomial noise, which the
-    # bounds cover.
+    # bounds cover; so does a score's when the scores are pass/fail (0 or 1 each).
     noise_k = floor_k(metric, k)
+    if metric == "score":
+        sums = pass_fail_sums(base_n, b_values, cand_n, c_values) if in_unit else None
+        noise_k = None if sums is None else noise_k
+        base_c, cand_c = sums if sums is not None else (base_c, cand_c)
     trial_counts = (
         TrialCounts.of_runs(base_n, base_c, cand_n, cand_c, noise_k)
         if noise_k is not None and paired

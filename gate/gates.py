@@ -49,6 +49,7 @@ from gate.metrics.decision import (
     stimulus_more_trials_sequential,
 )
 from gate.metrics.intervals import method_label, suite_interval_label
+from gate.metrics.trial_noise import pass_fail_sums
 from gate.scoring import Metric, SuiteScore, metric_values
 
 if TYPE_CHECKING:
@@ -654,7 +655,7 @@ def _regression_gate(spec: GateSpec, comparison: Comparison, advise: bool = True
     if outcome == "inconclusive" and advise:
         trials = None if comparison.metric == "score" else more_trials_paired(rule, nb, cb, nc, cc)
         # more_stimuli decides whether the metric's trials carry a noise floor (floor_k).
-        more = more_stimuli(rule, comparison.differences, counts=(nb, cb, nc, cc))
+        more = more_stimuli(rule, comparison.differences, counts=_floor_counts(comparison))
         advice = Advice(more_trials=trials, more_stimuli=more)
     at_margin = comparison.test_at(
         margin=spec.target if kind == "max_regression" else 0.0,
@@ -675,6 +676,25 @@ def _regression_gate(spec: GateSpec, comparison: Comparison, advise: bool = True
         comparison=comparison,
         p_value=at_margin.p_worse if kind == "max_regression" else at_margin.p_better,
     )
+
+
+def _floor_counts(
+    comparison: Comparison,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Each paired stimulus's (n_b, c_b, n_c, c_c) for the advice's noise floor: pass
+    counts, or for pass/fail scores their sums; None for graded scores, which have no
+    floor (as in the comparison's own test)."""
+    rows = comparison.rows
+    nb = np.array([r.baseline_counts.n for r in rows])
+    nc = np.array([r.candidate_counts.n for r in rows])
+    if comparison.metric != "score":
+        cb = np.array([r.baseline_counts.c for r in rows])
+        cc = np.array([r.candidate_counts.c for r in rows])
+        return nb, cb, nc, cc
+    scores_b = np.array([r.baseline for r in rows], dtype=np.float64)
+    scores_c = np.array([r.candidate for r in rows], dtype=np.float64)
+    sums = pass_fail_sums(nb, scores_b, nc, scores_c)
+    return None if sums is None else (nb, sums[0], nc, sums[1])
 
 
 def _completed_trials(suite: SuiteScore) -> GateDecision | None:

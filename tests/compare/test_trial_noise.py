@@ -370,11 +370,12 @@ def test_pass_hat_k_through_compare_and_the_batch_rule() -> None:
 
 def test_the_pass_hat_k_floor_stops_at_its_largest_k() -> None:
     """Its variance has up to k terms per rate and bisection step: past MAX_FLOOR_K the
-    comparison keeps the sign flip alone, as a score's does (docs/regression.md)."""
+    comparison keeps the sign flip alone, as a graded score's does (docs/regression.md)."""
     from gate.metrics.trial_noise import MAX_FLOOR_K, floor_k
 
     assert (floor_k("pass_rate", None), floor_k("pass_hat_k", 3)) == (1, 3)
-    assert floor_k("pass_hat_k", MAX_FLOOR_K + 1) is None and floor_k("score", None) is None
+    assert floor_k("score", None) == 1  # pass/fail scores only (pass_fail_sums)
+    assert floor_k("pass_hat_k", MAX_FLOOR_K + 1) is None
     k = MAX_FLOOR_K + 1
     base = {s: RunCounts(k + 5, k + 5) for s in "abcde"}
     beyond = compare(base, dict(base), metric="pass_hat_k", k=k)
