@@ -56,8 +56,9 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
+from gate.metrics._special import normal_quantile
 from gate.metrics._validation import check_confidence
-from gate.metrics.paired import difference_bounds
+from gate.metrics.paired import difference_bounds, newcombe_bounds
 
 __all__ = ["GRID", "MOST_TRIALS", "exact_shifts", "pass_probability", "passing_tables"]
 
@@ -76,6 +77,10 @@ _REFINED = 4
 MOST_TRIALS = 60
 #: lower bounds closer than this are one value (the bounds are found by bisection)
 _SAME = 1e-9
+#: how far above -D a table's bound must surely be to be screened out of the exact bounds
+#: (:func:`_tables_of`): a shift moves the cut that far only below about 8 trials a side,
+#: where every bound is exact anyway after the check in :func:`_shift`
+_CLEAR = 0.1
 #: the rule's own tolerance (``gate.metrics.decision``): a bound passes when above -D by more
 _TOLERANCE = 1e-12
 #: probabilities (rates × tables) computed at a time: 32 MB
@@ -127,20 +132,29 @@ def exact_shifts(
     if len(_SHIFTS) + len(missing) > _SHIFTS_MAX:
         _SHIFTS.clear()
         missing = designs
-    for design, tables in zip(missing, _tables_of(missing), strict=True):
-        _SHIFTS[design] = _shift(*design, tables)
+    for design, tables in zip(missing, _tables_of(missing, screened=True), strict=True):
+        shift = _shift(*design, tables)
+        if shift is None:  # the cut reached the tables screened as clear: all exactly
+            shift = _shift(*design, _tables_of([design])[0])
+        assert shift is not None, "with every bound exact, a shift is found"
+        _SHIFTS[design] = shift
     table = np.zeros(width * width)
     table[np.flatnonzero(present)] = [_SHIFTS[design] for design in designs]
     return table[keys].reshape(nb.shape)
 
 
 def _tables_of(
-    designs: list[tuple[int, int, float, float]],
+    designs: list[tuple[int, int, float, float]], screened: bool = False
 ) -> list[tuple[IntArray, IntArray, FloatArray]]:
     """(c_b, c_c, lower bound) of the tables of each design (one level) that may rule out
     a drop of D, the bounds of all of them found in one call. A lower bound is at most the
     observed difference (both Newcombe's and the score bound are), so a table whose
-    difference is -D or below never does."""
+    difference is -D or below never does.
+
+    ``screened``: a table whose bound is surely above -D + :data:`_CLEAR` gets +inf
+    instead of its bound (the score bound, a bisection per table, is most of the cost).
+    Newcombe's bound is in closed form, and the score bound is at least
+    d̂ − z·sqrt((1/(4n_b) + 1/(4n_c))·N/(N − 1)), p(1 − p) being at most 1/4."""
     if not designs:
         return []
     parts = []
@@ -155,7 +169,18 @@ def _tables_of(
     c_c = np.concatenate([part[1] for part in parts])
     n_b = np.repeat([d[0] for d in designs], sizes)
     n_c = np.repeat([d[1] for d in designs], sizes)
-    lower = difference_bounds(n_b, c_b, n_c, c_c, designs[0][3])[0]
+    level = designs[0][3]
+    lower = np.full(c_b.size, np.inf)
+    exact = np.ones(c_b.size, dtype=bool)
+    if screened:
+        z = normal_quantile(level)
+        newcombe, _ = newcombe_bounds(n_b, c_b, n_c, c_c, z)
+        total = n_b + n_c
+        widest = z * np.sqrt((0.25 / n_b + 0.25 / n_c) * total / (total - 1.0))
+        surely = np.minimum(newcombe, c_c / n_c - c_b / n_b - widest)
+        margins = np.repeat([d[2] for d in designs], sizes)
+        exact = surely <= -margins + _CLEAR
+    lower[exact] = difference_bounds(n_b[exact], c_b[exact], n_c[exact], c_c[exact], level)[0]
     ends = np.cumsum(sizes)
     return [
         (c_b[end - size : end], c_c[end - size : end], lower[end - size : end])
@@ -203,14 +228,17 @@ def _shift(
     detectable: float,
     confidence: float,
     tables: tuple[IntArray, IntArray, FloatArray],
-) -> float:
-    """:func:`exact_shifts` of one design, given its tables and their bounds."""
+) -> float | None:
+    """:func:`exact_shifts` of one design, given its tables and their bounds; None when
+    the cut would fall among tables screened as clear (+inf), whose order is unknown."""
     alpha = 1.0 - confidence
     c_b, c_c, lower = _passing(*tables, detectable, 0.0)
     if lower.size == 0:
         return 0.0
     # Tables of one value of L stay or go together: each group's end, in order.
-    ends = np.append(np.flatnonzero(-np.diff(lower) > _SAME) + 1, lower.size)
+    with np.errstate(invalid="ignore"):  # inf − inf: two screened tables, one group
+        steps = -np.diff(lower) > _SAME
+    ends = np.append(np.flatnonzero(steps) + 1, lower.size)
     low = min(max(detectable, 0.0), 1.0)
     rates = np.linspace(low, 1.0, GRID)
     most = np.zeros(lower.size)  # the largest probability over the grid of each prefix
@@ -233,6 +261,11 @@ def _shift(
         kept = int(ends[ends < kept][-1]) if (ends < kept).any() else 0
     if kept == lower.size:
         return 0.0
+    # The tables kept are those with a bound at least the last one's only when every
+    # screened table is above it, as they are above -D + _CLEAR.
+    unclear = not kept or not lower[kept - 1] <= -detectable + _CLEAR  # inf is not clear
+    if unclear and np.isinf(lower).any():
+        return None
     # Lowered by the shift, the last table kept stays above -D and the first dropped
     # falls below it, each half the gap between them away.
     first_dropped = float(lower[kept])

@@ -723,11 +723,7 @@ def difference_bounds(
     def newcombe(
         na: npt.ArrayLike, ca: npt.ArrayLike, nb: npt.ArrayLike, cb: npt.ArrayLike
     ) -> tuple[FloatArray, FloatArray]:
-        la, ua, pa = _wilson_rates(na, ca, z)
-        lb, ub, pb = _wilson_rates(nb, cb, z)
-        d = pb - pa
-        lower = d - np.sqrt((pb - lb) ** 2 + (ua - pa) ** 2)
-        upper = d + np.sqrt((ub - pb) ** 2 + (pa - la) ** 2)
+        lower, upper = newcombe_bounds(na, ca, nb, cb, z)
         score_lower, score_upper = _score_bounds(na, ca, nb, cb, level)
         shape = np.shape(lower)
         lower = np.minimum(lower, score_lower.reshape(shape))
@@ -743,6 +739,19 @@ def difference_bounds(
     lower, upper = newcombe(*unique)
     shape = tables[0].shape
     return lower[index].reshape(shape), upper[index].reshape(shape)
+
+
+def newcombe_bounds(
+    n_a: npt.ArrayLike, c_a: npt.ArrayLike, n_b: npt.ArrayLike, c_b: npt.ArrayLike, z: float
+) -> tuple[FloatArray, FloatArray]:
+    """Newcombe's hybrid score bounds of ``p_B - p_A`` at the one-sided quantile ``z``
+    (:func:`difference_bounds` takes the wider of these and the score bounds), unclipped."""
+    la, ua, pa = _wilson_rates(n_a, c_a, z)
+    lb, ub, pb = _wilson_rates(n_b, c_b, z)
+    d = pb - pa
+    lower = d - np.sqrt((pb - lb) ** 2 + (ua - pa) ** 2)
+    upper = d + np.sqrt((ub - pb) ** 2 + (pa - la) ** 2)
+    return lower, upper
 
 
 #: Score bounds already computed, per level: (sorted packed tables, lower, upper). An

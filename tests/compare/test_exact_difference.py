@@ -168,3 +168,20 @@ def test_an_unchanged_stable_stimulus_still_passes_and_a_clear_drop_still_fails(
     result = rule.evaluate_stimuli([[20, 11, 20]], [[20, 11, 20]], [[20, 11, 20]], [[20, 11, 2]])
     assert result.stimuli is not None
     assert result.stimuli[0].tolist()[:2] == [PASS, PASS] and result.stimuli[0, 2] == FAIL
+
+
+def test_screening_clear_tables_gives_the_same_shifts() -> None:
+    """Tables whose bound is surely well above -D skip the score bound's bisection: every
+    shift is the one computed with every bound exact (designs of 1–60 trials a side, four
+    margins and levels), and a cut that reaches the screened tables is recomputed whole."""
+    designs = [(b, c) for b in range(1, 61, 7) for c in range(1, 61, 11)] + [(8, 8), (30, 30)]
+    fallbacks = 0
+    for detectable, confidence in ((0.25, 0.95), (0.1, 0.95), (0.05, 0.8), (0.4, 0.99)):
+        for b, c in designs:
+            design = (b, c, detectable, confidence)
+            whole = exact_difference._shift(*design, exact_difference._tables_of([design])[0])
+            screened = exact_difference._tables_of([design], screened=True)[0]
+            fast = exact_difference._shift(*design, screened)
+            fallbacks += fast is None
+            assert fast is None or fast == whole, design
+    assert fallbacks > 0  # the fallback is exercised (one trial a side: the cut goes deep)
