@@ -30,9 +30,9 @@ s is 0.074 at 5 trials a side, 0.041 at 10, 0.021 at 11, 0.006–0.010 at 20–5
 does.
 
 Designs with more than :data:`MOST_TRIALS` trials on a side keep the asymptotic bound:
-the exact calculation grows with the product of the trials (0.03 s a design at 60 a
-side, 0.2 s at 100, 2 s at 300), and a verdict or an advice meets a design per pair of
-trial counts: 1,000 stimuli of 90–100 uneven trials were 121 designs and 13 s at 100.
+the exact calculation grows with the product of the trials (0.015 s a design at 60 a
+side, 0.05 s at 100), and a verdict or an advice meets a design per pair of trial counts:
+1,000 stimuli of 90–100 uneven trials make 121 designs, 6 s at 100.
 There a true drop of D passes up to 5.3% (100 a side, D = 0.25) and 5.5–5.8% (100–200
 a side, D = 0.1–0.25).
 
