@@ -440,12 +440,13 @@ def compare(
     # A pass rate's or pass^k's difference carries its trials' binomial noise, which the
     # bounds cover; so does a score's when the scores are pass/fail (0 or 1 each).
     noise_k = floor_k(metric, k)
+    floor_b, floor_c = base_c, cand_c
     if metric == "score":
-        sums = pass_fail_sums(base_n, b_values, cand_n, c_values) if in_unit else None
+        sums = pass_fail_sums(base_n, b_values, cand_n, c_values)
         noise_k = None if sums is None else noise_k
-        base_c, cand_c = sums if sums is not None else (base_c, cand_c)
+        floor_b, floor_c = sums if sums is not None else (base_c, cand_c)
     trial_counts = (
-        TrialCounts.of_runs(base_n, base_c, cand_n, cand_c, noise_k)
+        TrialCounts.of_runs(base_n, floor_b, cand_n, floor_c, noise_k)
         if noise_k is not None and paired
         else None
     )

@@ -125,9 +125,10 @@ def floor_k(metric: str, k: int | None) -> int | None:
 def pass_fail_sums(
     n_b: npt.ArrayLike, score_b: npt.ArrayLike, n_c: npt.ArrayLike, score_c: npt.ArrayLike
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
-    """Each stimulus's sum of trial scores in each run, when every one is a whole number
-    (n × the mean score: scores of 0 or 1, as a pass/fail grader gives): a score
-    comparison is then a pass-rate comparison and takes its floor. None otherwise: the
+    """Each stimulus's sum of trial scores in each run, when every mean score is in [0, 1]
+    and every sum a whole number (n × the mean score: scores of 0 or 1, as a pass/fail
+    grader gives): a score comparison is then a pass-rate comparison and takes its
+    floor. None otherwise: the
     pass/fail variance μ(1 − μ)/n is the largest a mean of n scores in [0, 1] can have,
     far above that of graded scores, and as a floor it left a graded comparison of 16
     stimuli × 3 trials passing an unchanged candidate in 6% of seeded runs, not 94%.
@@ -139,7 +140,10 @@ def pass_fail_sums(
     """
     sums = []
     for n, score in ((n_b, score_b), (n_c, score_c)):
-        total = np.asarray(n, dtype=np.float64) * np.asarray(score, dtype=np.float64)
+        means = np.asarray(score, dtype=np.float64)
+        if not np.all((means >= 0.0) & (means <= 1.0)):
+            return None
+        total = np.asarray(n, dtype=np.float64) * means
         whole = np.round(total)
         if not np.all(np.abs(total - whole) <= 1e-9 * np.maximum(1.0, whole)):
             return None

@@ -68,3 +68,16 @@ def test_the_advice_takes_the_same_floor_counts() -> None:
     assert [x.tolist() for x in counts] == [[3, 3], [2, 3], [3, 3], [1, 3]]
     graded = {"a": RunCounts(3, 2, 0.7), "b": RunCounts(3, 3, 0.95)}
     assert _floor_counts(compare(graded, graded, metric="score")) is None
+
+
+def test_the_per_stimulus_p_values_keep_the_pass_counts() -> None:
+    """The floor reads the score sums; Fisher's per-stimulus test still reads the pass
+    counts (a score of 0 on passed trials, 1 on failed ones)."""
+    from gate.metrics.paired import fisher_worse
+
+    base = {f"s{i}": RunCounts(3, 3, 0.0) for i in range(3)}
+    cand = {f"s{i}": RunCounts(3, 0, 1.0) for i in range(3)}
+    result = compare(base, cand, metric="score")
+    assert result.trial_counts is not None  # sums 0 and 3: pass/fail scores
+    assert [float(x) for x in result.trial_counts.c_b] == [0.0]  # one distinct row
+    assert result.rows[0].p_worse == fisher_worse(3, 3, 3, 0)
