@@ -60,7 +60,14 @@ from gate.metrics._special import normal_quantile
 from gate.metrics._validation import check_confidence
 from gate.metrics.paired import difference_bounds, newcombe_bounds
 
-__all__ = ["GRID", "MOST_TRIALS", "exact_shifts", "pass_probability", "passing_tables"]
+__all__ = [
+    "GRID",
+    "MOST_TRIALS",
+    "computed_shifts",
+    "exact_shifts",
+    "pass_probability",
+    "passing_tables",
+]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -86,6 +93,8 @@ _TOLERANCE = 1e-12
 #: probabilities (rates × tables) computed at a time: 32 MB
 _BLOCK = 1 << 22
 
+#: the default per-stimulus gate, whose shifts are computed in advance (:func:`_looked_up`)
+_TABLE_DETECTABLE, _TABLE_CONFIDENCE = 0.25, 0.95
 #: shifts already computed, per (n_b, n_c, D, confidence)
 _SHIFTS: dict[tuple[int, int, float, float], float] = {}
 #: designs kept before the memo starts over
@@ -132,15 +141,41 @@ def exact_shifts(
     if len(_SHIFTS) + len(missing) > _SHIFTS_MAX:
         _SHIFTS.clear()
         missing = designs
-    for design, tables in zip(missing, _tables_of(missing, screened=True), strict=True):
+    _SHIFTS.update(zip(missing, _looked_up(missing) or computed_shifts(missing), strict=True))
+    table = np.zeros(width * width)
+    table[np.flatnonzero(present)] = [_SHIFTS[design] for design in designs]
+    return table[keys].reshape(nb.shape)
+
+
+def computed_shifts(designs: list[tuple[int, int, float, float]]) -> list[float]:
+    """:func:`exact_shifts` of each design (n_b, n_c, D, level; one D and level),
+    computed: the tables screened first (:func:`_tables_of`), every bound exact where the
+    cut reaches the screened ones."""
+    shifts = []
+    for design, tables in zip(designs, _tables_of(designs, screened=True), strict=True):
         shift = _shift(*design, tables)
         if shift is None:  # the cut reached the tables screened as clear: all exactly
             shift = _shift(*design, _tables_of([design])[0])
         assert shift is not None, "with every bound exact, a shift is found"
-        _SHIFTS[design] = shift
-    table = np.zeros(width * width)
-    table[np.flatnonzero(present)] = [_SHIFTS[design] for design in designs]
-    return table[keys].reshape(nb.shape)
+        shifts.append(shift)
+    return shifts
+
+
+def _looked_up(designs: list[tuple[int, int, float, float]]) -> list[float] | None:
+    """The designs' shifts from the table computed in advance for the default
+    per-stimulus gate (D = 0.25 at 95%: :mod:`gate.metrics._exact_shift_table`, every
+    design up to MOST_TRIALS a side, 24 s to compute); None for any other gate. Stimuli of
+    uneven trials make a design per pair of counts: 20,000 stimuli of 1–60 trials a side
+    met all 3,600 designs, 38 s of a check that took 13 s without the floor."""
+    if not designs or designs[0][2:] != (_TABLE_DETECTABLE, _TABLE_CONFIDENCE):
+        return None
+    from gate.metrics import _exact_shift_table as table
+
+    if (table.DETECTABLE, table.CONFIDENCE, table.MOST_TRIALS) != (
+        _TABLE_DETECTABLE, _TABLE_CONFIDENCE, MOST_TRIALS,
+    ):  # fmt: skip
+        return None
+    return [table.SHIFTS[(b - 1) * MOST_TRIALS + (c - 1)] for b, c, _, _ in designs]
 
 
 def _tables_of(

@@ -185,3 +185,28 @@ def test_screening_clear_tables_gives_the_same_shifts() -> None:
             fallbacks += fast is None
             assert fast is None or fast == whole, design
     assert fallbacks > 0  # the fallback is exercised (one trial a side: the cut goes deep)
+
+
+def test_the_default_gates_table_is_what_the_computation_gives() -> None:
+    """gate/metrics/_exact_shift_table.py (the default gate's shifts, computed in advance):
+    its parameters are the module's, it has every design, and a sample of 60 designs
+    (the corners among them) recomputes to the same shifts."""
+    from gate.metrics import _exact_shift_table as table
+    from tests.compare.exact_shift_table import designs
+
+    assert (table.DETECTABLE, table.CONFIDENCE) == (
+        exact_difference._TABLE_DETECTABLE, exact_difference._TABLE_CONFIDENCE,
+    )  # fmt: skip
+    assert table.MOST_TRIALS == MOST_TRIALS and len(table.SHIFTS) == MOST_TRIALS**2
+    every = designs()
+    rng = np.random.default_rng(60)
+    sample = [every[i] for i in rng.choice(len(every), size=56, replace=False)]
+    sample += [every[0], every[MOST_TRIALS - 1], every[-MOST_TRIALS], every[-1]]
+    recomputed = exact_difference.computed_shifts(sample)
+    looked_up = exact_difference._looked_up(sample)
+    assert looked_up is not None
+    assert looked_up == pytest.approx(recomputed, abs=1e-12)
+    # and exact_shifts takes the table for the default gate only
+    exact_difference._SHIFTS.clear()
+    assert exact_shifts([10], [10], 0.25, 0.95)[0] == table.SHIFTS[9 * MOST_TRIALS + 9]
+    assert exact_difference._looked_up([(10, 10, 0.2, 0.95)]) is None
