@@ -21,10 +21,11 @@ check the bounds' coverage inside the null too). H0: Δ ≥ θ mirrors it.
 **The bounds** invert the test on a grid of :data:`GRID_THETA` values of θ (steps of
 0.005): the lower bound of (b, c) is the last θ of the run rejected from θ = −1 up, the
 upper bound the first of the run rejected from θ = 1 down, so a bound only ever errs
-wide, by less than a step. A table per (M, level) holds every outcome's bounds; they are
-computed up to :data:`MOST_STIMULI` stimuli (1 s at 30; the work grows with M²). Past
-that the floor is Tango's asymptotic bound, whose worst case computed the same way is
-5.1% for a pass and 5.3% for a failure at 40–50 stimuli.
+wide, by less than a step. A table per (M, level) holds every outcome's bounds, up to
+:data:`MOST_STIMULI` stimuli (2 s a table at 50; the work grows with M²). An advice
+meets a table per number of stimuli it tries, so the default level's tables ship
+computed in advance (:mod:`gate.metrics._exact_matched_table`); other levels are
+computed when met. Past 50 stimuli the floor is Tango's asymptotic bound.
 
 :mod:`gate.metrics.trial_noise` takes these bounds, and these p-values, as one more floor
 of matched designs: the bound the verdict uses is the widest of its own, Tango's and this
@@ -51,7 +52,14 @@ import numpy.typing as npt
 
 from gate.metrics.matched_pairs import MatchedPairBounds, tango_statistic
 
-__all__ = ["GRID_Q", "GRID_THETA", "MOST_STIMULI", "exact_bounds", "exact_p_value"]
+__all__ = [
+    "GRID_Q",
+    "GRID_THETA",
+    "MOST_STIMULI",
+    "exact_bounds",
+    "exact_p_value",
+    "lower_steps",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -60,10 +68,12 @@ GRID_THETA = 401
 #: discordances q = p01 + p10 at which a p-value's largest null probability is taken
 GRID_Q = 128
 #: the most stimuli with exact bounds (a table has (M + 1)(M + 2)/2 outcomes)
-MOST_STIMULI = 30
+MOST_STIMULI = 50
 #: Z values closer than this are one value (ties: at least as extreme)
 _SAME = 1e-9
 
+#: the level whose tables are computed in advance (:func:`_stored`)
+_STORED_CONFIDENCE = 0.95
 #: (lower, upper) of every outcome, indexed [b, c], per (M, level)
 _TABLES: dict[tuple[int, float], tuple[FloatArray, FloatArray]] = {}
 
@@ -177,25 +187,46 @@ class _Outcomes:
 
 def _table(m: int, confidence: float) -> tuple[FloatArray, FloatArray]:
     """(lower, upper), indexed [b, c], of every outcome of ``m`` pairs (NaN where
-    b + c > m); kept per process."""
+    b + c > m): stored for the default level, else computed; kept per process."""
     key = (m, confidence)
     if key not in _TABLES:
-        _TABLES[key] = _inverted(m, confidence)
+        steps = _stored(m, confidence)
+        if steps is None:
+            steps = lower_steps(m, confidence)
+        outcomes = _Outcomes(m)
+        lower = np.full((m + 1, m + 1), np.nan)
+        thetas = np.linspace(-1.0, 1.0, GRID_THETA)
+        lower[outcomes.b.astype(int), outcomes.c.astype(int)] = thetas[np.asarray(steps)]
+        # The upper bound of (b, c) is minus the lower bound of the mirrored pairs (c, b).
+        _TABLES[key] = (lower, -lower.T)
     return _TABLES[key]
 
 
-def _inverted(m: int, confidence: float) -> tuple[FloatArray, FloatArray]:
+def lower_steps(m: int, confidence: float) -> list[int]:
+    """Each outcome's lower bound as its step on the θ grid (θ = −1 + 0.005·step), the
+    outcomes in the order of b, then c: the last θ of the run of rejections from θ = −1
+    up (−1 itself when none)."""
     alpha = 1.0 - confidence
     outcomes = _Outcomes(m)
     thetas = np.linspace(-1.0, 1.0, GRID_THETA)
-    # rejected[j, i]: H0: Δ ≤ θ_j rejected for outcome i (its upper-side twin is the mirror)
+    # rejected[j, i]: H0: Δ ≤ θ_j rejected for outcome i
     rejected = np.stack([outcomes.p_values(float(theta)) <= alpha for theta in thetas])
-    # The lower bound: the last θ of the run of rejections from θ = −1 up.
     run = np.argmin(rejected, axis=0)  # the first θ not rejected
     run = np.where(rejected.all(axis=0), GRID_THETA, run)
-    lower_flat = np.where(run > 0, thetas[np.maximum(run - 1, 0)], -1.0)
-    lower = np.full((m + 1, m + 1), np.nan)
-    lower[outcomes.b.astype(int), outcomes.c.astype(int)] = lower_flat
-    # The upper bound of (b, c) is minus the lower bound of the mirrored pairs (c, b).
-    upper = -lower.T
-    return lower, upper
+    steps: list[int] = np.maximum(run - 1, 0).tolist()
+    return steps
+
+
+def _stored(m: int, confidence: float) -> list[int] | None:
+    """The default level's steps, computed in advance for every M up to MOST_STIMULI
+    (:mod:`gate.metrics._exact_matched_table`; 2 s a table at 50 stimuli, and an advice
+    meets a table per number of stimuli it tries); None for other levels."""
+    if confidence != _STORED_CONFIDENCE:
+        return None
+    from gate.metrics import _exact_matched_table as stored
+
+    if (stored.CONFIDENCE, stored.GRID_THETA, stored.GRID_Q) != (
+        _STORED_CONFIDENCE, GRID_THETA, GRID_Q,
+    ) or m > stored.MOST_STIMULI:  # fmt: skip
+        return None
+    return list(stored.LOWER_STEPS[m - 1])

@@ -20,7 +20,7 @@ and the upper bound U the one with ``Z(θ) = −z_{1−α}``; the p-value of H0:
 
 The test takes the pairs as draws from one population; stimuli that differ from each
 other make b − c vary less than that, so it errs on the safe side there.
-:mod:`gate.metrics.trial_noise` takes it as the floor of such designs, and up to 30
+:mod:`gate.metrics.trial_noise` takes it as the floor of such designs, and up to 50
 stimuli also its exact unconditional form (:mod:`gate.metrics.exact_matched_pairs`).
 
 References:

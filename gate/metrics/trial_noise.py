@@ -57,7 +57,7 @@ for pass rates, n = k for pass^k), each bound is also the wider of this one and 
 score bound (:mod:`gate.metrics.matched_pairs`), each p-value the larger; and the
 paired test applies this floor to its t test too, not only to its sign flip. From 30
 to 50 such stimuli near a rate of 1 the t test passed a true drop of D in 6.4–7.3% of
-seeded runs; with Tango's bound, 3.1–4.8% (docs/regression.md, Known limits). Up to 30
+seeded runs; with Tango's bound, 3.1–4.8% (docs/regression.md, Known limits). Up to 50
 stimuli, each bound is also the wider of these and the exact unconditional form of
 Tango's test (:mod:`gate.metrics.exact_matched_pairs`): Tango's asymptotic bound let the
 rule pass a true drop of D with probability up to 6.5% at 16 stimuli, computed over every

@@ -12,7 +12,14 @@ import pytest
 
 from gate.metrics import exact_matched_pairs
 from gate.metrics.decision import FAIL, PASS, PairedRule
-from gate.metrics.exact_matched_pairs import GRID_THETA, exact_bounds, exact_p_value
+from gate.metrics.exact_matched_pairs import (
+    GRID_Q,
+    GRID_THETA,
+    MOST_STIMULI,
+    exact_bounds,
+    exact_p_value,
+    lower_steps,
+)
 from gate.metrics.matched_pairs import tango_bounds
 
 
@@ -80,9 +87,10 @@ def test_the_p_value_is_the_inverted_test() -> None:
 def test_no_exact_bound_where_it_does_not_apply() -> None:
     """Past MOST_STIMULI pairs, or counts that are not whole (weighted stimuli), the bounds
     leave every other bound as it is (lower 1, upper −1) and the p-value 0."""
-    bounds = exact_bounds([1, 1.5], [2, 0], [31, 10], 0.95)
+    past = MOST_STIMULI + 1
+    bounds = exact_bounds([1, 1.5], [2, 0], [past, 10], 0.95)
     assert bounds.lower.tolist() == [1.0, 1.0] and bounds.upper.tolist() == [-1.0, -1.0]
-    assert exact_p_value([1, 1.5], [2, 0], [31, 10], 0.0, "better").tolist() == [0.0, 0.0]
+    assert exact_p_value([1, 1.5], [2, 0], [past, 10], 0.0, "better").tolist() == [0.0, 0.0]
     exact_matched_pairs._TABLES.clear()
     fresh = exact_bounds(2, 1, 10, 0.95)
     assert exact_bounds(2, 1, 10, 0.95) == fresh  # from the table kept
@@ -93,7 +101,7 @@ def _compositions(m: int) -> np.ndarray:
                      for c in range(m + 1 - a - b)])  # fmt: skip
 
 
-@pytest.mark.parametrize(("m", "k"), [(16, 1), (20, 1), (12, 3)])
+@pytest.mark.parametrize(("m", "k"), [(16, 1), (20, 1), (12, 3), (40, 1)])
 def test_the_suite_rule_passes_a_true_drop_of_d_at_most_alpha(m: int, k: int) -> None:
     """Every outcome of m stimuli of k trials a side (pass^k with k = n: each estimate is 0
     or 1), each one's probability at a 40 × 40 grid of pair distributions with
@@ -140,3 +148,19 @@ def test_seeded_pass_hat_k_at_twelve_stimuli() -> None:
     rule = PairedRule("max_regression", "pass_hat_k", k, 0.0, 0.05)
     passed = float(np.mean(rule.evaluate_counts(trials, base, trials, cand).outcome == PASS))
     assert passed <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / runs), passed
+
+
+def test_the_default_levels_tables_are_what_the_computation_gives() -> None:
+    """gate/metrics/_exact_matched_table.py (95%, every M up to MOST_STIMULI, computed in
+    advance): its parameters are the module's, and three of its tables recompute to the
+    same steps; another level is computed, not looked up."""
+    from gate.metrics import _exact_matched_table as stored
+
+    assert (stored.CONFIDENCE, stored.GRID_THETA, stored.GRID_Q) == (0.95, GRID_THETA, GRID_Q)
+    assert stored.MOST_STIMULI == MOST_STIMULI == len(stored.LOWER_STEPS)
+    for m in (3, 17, 33):
+        assert list(stored.LOWER_STEPS[m - 1]) == lower_steps(m, 0.95)
+    assert exact_matched_pairs._stored(17, 0.9) is None
+    exact_matched_pairs._TABLES.clear()
+    thetas = np.linspace(-1.0, 1.0, GRID_THETA)
+    assert exact_bounds(0, 0, 30, 0.95).lower[0] == thetas[stored.LOWER_STEPS[29][0]]

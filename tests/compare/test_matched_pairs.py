@@ -183,7 +183,7 @@ def test_the_report_says_which_bound_tangos_widened() -> None:
     assert reason.startswith("paired t with 29 degrees of freedom: 30 shared stimuli")
     assert reason.endswith(
         "; both bounds widened to cover the trials' binomial noise (with Tango's score test for"
-        " matched pass/fail outcomes, and its exact unconditional form up to 30 stimuli), since"
+        " matched pass/fail outcomes, and its exact unconditional form up to 50 stimuli), since"
         " differences of −1, 0 or +1 are too coarse for t"
     )
     # b = 1, c = 2 of 30: the bound is the exact one, wider than Tango's and t's
