@@ -45,6 +45,7 @@ Pure numbers: numpy and the standard library only.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -94,12 +95,8 @@ def exact_bounds(
     >>> bounds.lower.round(3).tolist(), bounds.upper.round(3).tolist()
     ([-0.455, 0.095], [0.455, 1.0])
     """
-    b_, c_, m_ = np.broadcast_arrays(
-        *(np.atleast_1d(np.asarray(x, dtype=np.float64)) for x in (b, c, m))
-    )
+    b_, c_, m_, usable = _usable(b, c, m)
     lower, upper = np.ones(b_.shape), -np.ones(b_.shape)
-    whole = (b_ == np.round(b_)) & (c_ == np.round(c_)) & (m_ == np.round(m_))
-    usable = whole & (m_ >= 1) & (m_ <= MOST_STIMULI) & (b_ >= 0) & (c_ >= 0) & (b_ + c_ <= m_)
     for size in np.unique(m_[usable]).astype(int).tolist():
         at = usable & (m_ == size)
         table_lower, table_upper = _table(size, float(confidence))
@@ -118,16 +115,12 @@ def exact_p_value(
     >>> round(float(exact_p_value(0, 0, 5, -0.5, "better")[0]), 4)  # (1 − 0.5)^5
     0.0312
     """
-    b_, c_, m_ = np.broadcast_arrays(
-        *(np.atleast_1d(np.asarray(x, dtype=np.float64)) for x in (b, c, m))
-    )
+    b_, c_, m_, usable = _usable(b, c, m)
     p = np.zeros(b_.shape)
-    whole = (b_ == np.round(b_)) & (c_ == np.round(c_)) & (m_ == np.round(m_))
-    usable = whole & (m_ >= 1) & (m_ <= MOST_STIMULI) & (b_ >= 0) & (c_ >= 0) & (b_ + c_ <= m_)
     theta = min(max(float(theta), -1.0), 1.0)
     for size in np.unique(m_[usable]).astype(int).tolist():
         at = usable & (m_ == size)
-        outcomes = _Outcomes(size)
+        outcomes = _outcomes(size)
         if side == "better":
             values = outcomes.p_values(theta)
             p[at] = values[outcomes.index[b_[at].astype(int), c_[at].astype(int)]]
@@ -135,6 +128,25 @@ def exact_p_value(
             values = outcomes.p_values(-theta)
             p[at] = values[outcomes.index[c_[at].astype(int), b_[at].astype(int)]]
     return p
+
+
+def _usable(
+    b: npt.ArrayLike, c: npt.ArrayLike, m: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray, FloatArray, npt.NDArray[np.bool_]]:
+    """``b``, ``c`` and ``m`` broadcast as floats, and where an exact table applies: whole
+    counts of at most :data:`MOST_STIMULI` pairs."""
+    b_, c_, m_ = np.broadcast_arrays(
+        *(np.atleast_1d(np.asarray(x, dtype=np.float64)) for x in (b, c, m))
+    )
+    whole = (b_ == np.round(b_)) & (c_ == np.round(c_)) & (m_ == np.round(m_))
+    usable = whole & (m_ >= 1) & (m_ <= MOST_STIMULI) & (b_ >= 0) & (c_ >= 0) & (b_ + c_ <= m_)
+    return b_, c_, m_, usable
+
+
+@functools.cache
+def _outcomes(m: int) -> _Outcomes:
+    """The outcomes of ``m`` pairs, made once per process (a table and each p-value)."""
+    return _Outcomes(m)
 
 
 class _Outcomes:
@@ -193,7 +205,7 @@ def _table(m: int, confidence: float) -> tuple[FloatArray, FloatArray]:
         steps = _stored(m, confidence)
         if steps is None:
             steps = lower_steps(m, confidence)
-        outcomes = _Outcomes(m)
+        outcomes = _outcomes(m)
         lower = np.full((m + 1, m + 1), np.nan)
         thetas = np.linspace(-1.0, 1.0, GRID_THETA)
         lower[outcomes.b.astype(int), outcomes.c.astype(int)] = thetas[np.asarray(steps)]
@@ -207,7 +219,7 @@ def lower_steps(m: int, confidence: float) -> list[int]:
     outcomes in the order of b, then c: the last θ of the run of rejections from θ = −1
     up (−1 itself when none)."""
     alpha = 1.0 - confidence
-    outcomes = _Outcomes(m)
+    outcomes = _outcomes(m)
     thetas = np.linspace(-1.0, 1.0, GRID_THETA)
     # rejected[j, i]: H0: Δ ≤ θ_j rejected for outcome i
     rejected = np.stack([outcomes.p_values(float(theta)) <= alpha for theta in thetas])
