@@ -655,7 +655,9 @@ def _regression_gate(spec: GateSpec, comparison: Comparison, advise: bool = True
     if outcome == "inconclusive" and advise:
         trials = None if comparison.metric == "score" else more_trials_paired(rule, nb, cb, nc, cc)
         # more_stimuli decides whether the metric's trials carry a noise floor (floor_k).
-        more = more_stimuli(rule, comparison.differences, counts=_floor_counts(comparison))
+        more = more_stimuli(
+            rule, comparison.differences, counts=_floor_counts(comparison, nb, cb, nc, cc)
+        )
         advice = Advice(more_trials=trials, more_stimuli=more)
     at_margin = comparison.test_at(
         margin=spec.target if kind == "max_regression" else 0.0,
@@ -679,20 +681,15 @@ def _regression_gate(spec: GateSpec, comparison: Comparison, advise: bool = True
 
 
 def _floor_counts(
-    comparison: Comparison,
+    comparison: Comparison, nb: np.ndarray, cb: np.ndarray, nc: np.ndarray, cc: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """Each paired stimulus's (n_b, c_b, n_c, c_c) for the advice's noise floor: pass
-    counts, or for pass/fail scores their sums; None for graded scores, which have no
-    floor (as in the comparison's own test)."""
-    rows = comparison.rows
-    nb = np.array([r.baseline_counts.n for r in rows])
-    nc = np.array([r.candidate_counts.n for r in rows])
+    """Each paired stimulus's (n_b, c_b, n_c, c_c) for the advice's noise floor, given its
+    trial and pass counts: the pass counts, or for pass/fail scores their sums; None for
+    graded scores, which have no floor (as in the comparison's own test)."""
     if comparison.metric != "score":
-        cb = np.array([r.baseline_counts.c for r in rows])
-        cc = np.array([r.candidate_counts.c for r in rows])
         return nb, cb, nc, cc
-    scores_b = np.array([r.baseline for r in rows], dtype=np.float64)
-    scores_c = np.array([r.candidate for r in rows], dtype=np.float64)
+    scores_b = np.array([r.baseline for r in comparison.rows], dtype=np.float64)
+    scores_c = np.array([r.candidate for r in comparison.rows], dtype=np.float64)
     sums = pass_fail_sums(nb, scores_b, nc, scores_c)
     return None if sums is None else (nb, sums[0], nc, sums[1])
 

@@ -32,12 +32,11 @@ does.
 Designs with more than :data:`MOST_TRIALS` trials on a side keep the asymptotic bound:
 the exact calculation grows with the product of the trials (0.015 s a design at 60 a
 side, 0.05 s at 100), and a verdict or an advice meets a design per pair of trial counts:
-1,000 stimuli of 90–100 uneven trials make 121 designs, 6 s at 100. The default gate's
-shifts (D = 0.25 at 95%, every design up to the cap) are computed in advance
-(:mod:`gate.metrics._exact_shift_table`): 20,000 stimuli of 1–60 uneven trials met all
-3,600 designs, 24 s computed.
-There a true drop of D passes up to 5.3% (100 a side, D = 0.25) and 5.5–5.8% (100–200
-a side, D = 0.1–0.25).
+1,000 stimuli of 90–100 uneven trials make 121 designs, 6 s at 100. There a true drop of
+D passes up to 5.3% (100 a side, D = 0.25) and 5.5–5.8% (100–200 a side, D = 0.1–0.25).
+The default gate's shifts (D = 0.25 at 95%, every design up to the cap) are computed in
+advance (:mod:`gate.metrics._exact_shift_table`): 20,000 stimuli of 1–60 uneven trials
+met all 3,600 designs, 24 s computed.
 
 References:
     G. A. Barnard, "Significance tests for 2 × 2 tables", Biometrika 34:123–138 (1947).

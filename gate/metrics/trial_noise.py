@@ -128,10 +128,10 @@ def pass_fail_sums(
     """Each stimulus's sum of trial scores in each run, when every mean score is in [0, 1]
     and every sum a whole number (n × the mean score: scores of 0 or 1, as a pass/fail
     grader gives): a score comparison is then a pass-rate comparison and takes its
-    floor. None otherwise: the
-    pass/fail variance μ(1 − μ)/n is the largest a mean of n scores in [0, 1] can have,
-    far above that of graded scores, and as a floor it left a graded comparison of 16
-    stimuli × 3 trials passing an unchanged candidate in 6% of seeded runs, not 94%.
+    floor. None otherwise: the pass/fail variance μ(1 − μ)/n is the largest a mean of n
+    scores in [0, 1] can have, far above that of graded scores, and as a floor it left a
+    graded comparison of 16 stimuli × 3 trials passing an unchanged candidate in 6% of
+    seeded runs, not 94%.
 
     >>> pass_fail_sums([3, 2], [2 / 3, 1.0], [3, 2], [1.0, 0.5])
     (array([2, 2]), array([3, 1]))

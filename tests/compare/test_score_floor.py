@@ -63,11 +63,17 @@ def test_the_advice_takes_the_same_floor_counts() -> None:
     graded scores, as the comparison's own test does."""
     binary = {"a": RunCounts(3, 2, 2 / 3), "b": RunCounts(3, 3, 1.0)}
     worse = {"a": RunCounts(3, 1, 1 / 3), "b": RunCounts(3, 3, 1.0)}
-    counts = _floor_counts(compare(binary, worse, metric="score"))
+    trials, passes = np.array([3, 3]), np.array([0, 0])  # the sums come from the scores
+    counts = _floor_counts(compare(binary, worse, metric="score"), trials, passes, trials, passes)
     assert counts is not None
     assert [x.tolist() for x in counts] == [[3, 3], [2, 3], [3, 3], [1, 3]]
     graded = {"a": RunCounts(3, 2, 0.7), "b": RunCounts(3, 3, 0.95)}
-    assert _floor_counts(compare(graded, graded, metric="score")) is None
+    compared = compare(graded, graded, metric="score")
+    assert _floor_counts(compared, trials, passes, trials, passes) is None
+    # pass rates: the counts given, as they are
+    rates = compare(binary, worse)
+    given = (trials, np.array([2, 3]), trials, np.array([1, 3]))
+    assert _floor_counts(rates, *given) == given
 
 
 def test_the_per_stimulus_p_values_keep_the_pass_counts() -> None:
