@@ -302,3 +302,21 @@ def _source(path: Path, options: IngestOptions) -> Any:
     header = path.read_text(encoding="utf-8").splitlines()[0].split(",")
     mapping = tabular._column_map(options, header, Provenance(str(path)))
     return tabular._CsvFile(str(path), header, mapping, ",", options, Appearance())
+
+
+def test_the_parse_threads_errors_reach_the_caller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pyarrow parses on a thread of its own: what it raises is raised by read_columns (a
+    bug stays a bug, exit 2), not lost with the thread."""
+    path = tmp_path / "r.csv"
+    path.write_text(random_csv(random.Random(3), 200), encoding="utf-8")
+    options = IngestOptions(format="csv", column_map=CSV_MAP)
+    monkeypatch.setattr(csv_arrow, "MIN_BYTES", 0)
+
+    def broken(data: bytes, source: Any) -> Any:
+        raise RuntimeError("parse failed")
+
+    monkeypatch.setattr(csv_arrow, "_parse", broken)
+    with pytest.raises(RuntimeError, match="parse failed"):
+        csv_arrow.read_columns(_source(path, options))
