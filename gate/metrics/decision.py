@@ -34,7 +34,7 @@ Outcomes are coded ``PASS = 1``, ``INCONCLUSIVE = 0``, ``FAIL = -1``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, TypeVar, cast
 
@@ -131,6 +131,9 @@ _SEED = 20_261_123
 #: the binomial's normal approximation where m·p(1 − p), the binomial's variance, is at
 #: least _NORMAL_VARIANCE (:func:`_future_passes`).
 _NORMAL_ELEMENTS, _NORMAL_VARIANCE = 200_000, 25.0
+#: stimulus-runs simulated at a time (:func:`_future_pass_chunks`): a chunk's draws and the
+#: rule's temporaries take tens of MB, however many stimuli (each run whole)
+_CHUNK_ELEMENTS = 250_000
 
 
 def _precision_codes(half_width: npt.ArrayLike, target: float) -> CodeArray:
@@ -1063,7 +1066,10 @@ def _runs(stimuli: int) -> int:
     allows, at most ``_MAX_RUNS``, at least ``_FEWEST_RUNS`` (reached at 100,000 stimuli).
     Past 10,000 stimuli (200 runs) the runs shrink, so that an advice at 100,000 stimuli
     takes seconds and tens of MB, not a minute and a GB; its probability is then coarser
-    (± 0.09 at 20 runs instead of ± 0.03 at 200)."""
+    (± 0.09 at 20 runs instead of ± 0.03 at 200). Fewer than 20 were tried at 800,000
+    stimuli (5: 5 s instead of 18) and not kept: where the gate is undecided the truths the
+    data allow straddle the target, P(decided) grows slowly with m, and 5 runs named 224
+    more trials where 20 named 31."""
     return _runs_within(stimuli, _ELEMENT_BUDGET, _MAX_RUNS, _FEWEST_RUNS)
 
 
@@ -1097,26 +1103,54 @@ def _future_passes(m: int, p: FloatArray, seed: int) -> IntArray:
     another seed moves them (bench/advice_normal.py). Smaller simulations, and rates below
     that variance, draw the binomial itself: what they drew before.
     """
+    return np.concatenate(list(_future_pass_chunks(m, p, seed, p.size)))
+
+
+def _future_pass_chunks(
+    m: int, p: FloatArray, seed: int, elements: int = _CHUNK_ELEMENTS
+) -> Iterator[IntArray]:
+    """:func:`_future_passes` of ``p`` (runs, M) a few runs at a time (at most ``elements``
+    a chunk, one run at least), in order. The draws are those of the whole
+    array, number for number: both generators are read in the array's order, chunk after
+    chunk, and whether the normal applies is decided for the whole array, so a simulation
+    of 800,000 stimuli holds a chunk's temporaries, not twenty runs' (0.7 GB)."""
     rng = np.random.default_rng(seed)
-    if p.size < _NORMAL_ELEMENTS or m * 0.25 < _NORMAL_VARIANCE:
-        return np.asarray(rng.binomial(m, p), dtype=np.int64)
-    variance = m * p * (1.0 - p)
+    runs = p.shape[0] if p.ndim == 2 else 1
+    rows = p.reshape(runs, -1)
+    step = max(1, elements // max(rows.shape[1], 1))
+    normal_branch = p.size >= _NORMAL_ELEMENTS and m * 0.25 >= _NORMAL_VARIANCE
+    if normal_branch:
+        normal_branch = any(
+            bool(np.any(m * q * (1.0 - q) >= _NORMAL_VARIANCE))
+            for q in (rows[start : start + step] for start in range(0, runs, step))
+        )
+    gauss = np.random.default_rng([seed, m]) if normal_branch else None
+    for start in range(0, runs, step):
+        q = rows[start : start + step]
+        if gauss is None:
+            extra = np.asarray(rng.binomial(m, q), dtype=np.int64)
+        else:
+            extra = _normal_passes(m, q, rng, gauss)
+        yield extra.reshape((-1, *p.shape[1:]) if p.ndim == 2 else p.shape)
+
+
+def _normal_passes(
+    m: int, q: FloatArray, rng: np.random.Generator, gauss: np.random.Generator
+) -> IntArray:
+    """One chunk of :func:`_future_passes`'s normal branch: the normal where m·p(1 − p)
+    ≥ ``_NORMAL_VARIANCE``, the binomial (from ``rng``) elsewhere; ``gauss`` gives a draw
+    for every element, used or not, so the chunks stay in step with the whole array."""
+    variance = m * q * (1.0 - q)
     normal = variance >= _NORMAL_VARIANCE
-    if not normal.any():
-        return np.asarray(rng.binomial(m, p), dtype=np.int64)
-    # A stream of each m's own: the binomial's draws at two m's from one seed fall out of
-    # step within a few stimuli, so its runs at different m are as good as independent.
-    # One normal stream for all m ties them instead, and the per-stimulus answers left
-    # without one went from 38 to 96 of 10,870 (another seed: 48).
-    z = np.random.default_rng([seed, m]).standard_normal(p.shape)
+    z = gauss.standard_normal(q.shape)
     # In place (a tenth of a step's time): floor(m·p + z·σ + 0.5) within [0, m].
     z *= np.sqrt(variance, out=variance)
-    z += m * p
+    z += m * q
     z += 0.5
     extra = np.clip(np.floor(z, out=z), 0, m, out=z).astype(np.int64)
     exact = ~normal
     if exact.any():
-        extra[exact] = rng.binomial(m, p[exact])
+        extra[exact] = rng.binomial(m, q[exact])
     return extra
 
 
@@ -1176,6 +1210,11 @@ def _decided(outcome: CodeArray) -> float:
     return float(np.mean(outcome != INCONCLUSIVE))
 
 
+def _decided_runs(outcome: CodeArray) -> int:
+    """How many of the runs ``outcome`` decided (:func:`_decided` is their share)."""
+    return int(np.count_nonzero(outcome != INCONCLUSIVE))
+
+
 def _codes(
     rule: IntervalRule | PrecisionRule, n: npt.ArrayLike, c: npt.ArrayLike
 ) -> tuple[CodeArray, CodeArray | None]:
@@ -1225,8 +1264,8 @@ def more_trials(
     def probability(m: int) -> float:
         if known is not None and m in known:
             return known[m]
-        extra = _future_passes(m, p, seed)
-        return _decided(_codes(rule, n_arr + m, c_arr + extra)[0])
+        chunks = _future_pass_chunks(m, p, seed)
+        return sum(_decided_runs(_codes(rule, n_arr + m, c_arr + x)[0]) for x in chunks) / runs
 
     return _smallest(probability, power, cap)
 
@@ -1267,12 +1306,15 @@ def stimulus_more_trials(
     p = _future_rates(n_arr, c_arr, runs, seed, predictive)
     m = 1
     while m <= cap and answer.min() < 0:
-        extra = _future_passes(m, p, seed)
-        outcome, codes = _codes(rule, n_arr + m, c_arr + extra)
-        assert codes is not None
+        decided, stimuli_decided = 0, np.zeros(n_arr.size, dtype=np.int64)
+        for extra in _future_pass_chunks(m, p, seed):
+            outcome, codes = _codes(rule, n_arr + m, c_arr + extra)
+            assert codes is not None
+            decided += _decided_runs(outcome)
+            stimuli_decided += np.count_nonzero(codes != INCONCLUSIVE, axis=0)
         if family is not None:
-            family[m] = _decided(outcome)
-        rate = np.mean(codes != INCONCLUSIVE, axis=0)
+            family[m] = decided / runs
+        rate = stimuli_decided / runs
         answer[(answer < 0) & (rate >= power)] = m
         m = max(m + 1, math.ceil(m * 1.25))
     return [None if a < 0 else a for a in answer.tolist()]
