@@ -112,8 +112,13 @@ def stimuli_count(count: int) -> str:
 
 
 def some(ids: Sequence[str], escape: Escape = _plain, limit: int = 5) -> str:
+    """The first ``limit`` of ``ids``, and how many more (thousands grouped).
+
+    >>> some([f"q{i}" for i in range(50_000)])
+    'q0, q1, q2, q3, q4 and 49,995 more'
+    """
     shown = ", ".join(escape(x) for x in ids[:limit])
-    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+    return shown + (f" and {len(ids) - limit:,} more" if len(ids) > limit else "")
 
 
 def stimulus_interval_text(method: str, trials: Iterable[int]) -> str:
@@ -744,7 +749,7 @@ def comparison_notes(
         shown = "; ".join(
             f"{escape(x.id)} ({x.describe(comparison.k)})" for x in comparison.excluded[:5]
         )
-        more = f" and {len(comparison.excluded) - 5} more" if len(comparison.excluded) > 5 else ""
+        more = f" and {len(comparison.excluded) - 5:,} more" if len(comparison.excluded) > 5 else ""
         notes.append(
             f"{stimuli_count(len(comparison.excluded))} in both runs left out of the paired test: "
             f"{shown}{more}."
