@@ -221,6 +221,8 @@ def test_future_passes_in_chunks_are_the_whole_arrays_draws(m: int) -> None:
         chunks = list(decision._future_pass_chunks(m, p, 11, elements))
         assert len(chunks) > 1
         assert np.array_equal(np.concatenate(chunks), expected)
+    for empty in (np.zeros((0, 5)), np.zeros((4, 0)), np.zeros(0)):
+        assert decision._future_passes(m, empty, 11).shape == empty.shape
     small = p[:2, :100]
     assert np.array_equal(
         np.concatenate(list(decision._future_pass_chunks(m, small, 11, 100))),
