@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gate import __version__
-from gate.compare import Comparison
+from gate.compare import Comparison, StimulusRow
 from gate.fileio import atomic_write, atomic_write_parts
 from gate.gates import GateDecision, more_trials_by_stimulus
 from gate.gcpause import no_cycle_collection
@@ -236,8 +236,9 @@ def _interval_methods(chunk: Sequence[StimulusScore]) -> dict[str, tuple[str, fl
     }
 
 
-def _report_without_stimuli(outcome: CheckOutcome) -> dict[str, Any]:
-    """Every part of the report, with an empty list where the stimuli go."""
+def _report_without_stimuli(outcome: CheckOutcome, comparison_rows: bool = True) -> dict[str, Any]:
+    """Every part of the report, with an empty list where the stimuli go (and where each
+    comparison's go, without ``comparison_rows``)."""
     s = outcome.suite
     comparisons = list(outcome.comparisons)
     return {
@@ -271,7 +272,7 @@ def _report_without_stimuli(outcome: CheckOutcome) -> dict[str, Any]:
         "inputs": [
             {"path": i.path, "format": i.format, "detected": i.detected} for i in outcome.inputs
         ],
-        "comparisons": [_comparison(c) for c in outcome.comparisons],
+        "comparisons": [_comparison(c, comparison_rows) for c in outcome.comparisons],
         "usage": None if outcome.usage is None else _usage(outcome.usage),
         "usage_change": None if outcome.usage_change is None else _usage_change(outcome),
         "warnings": list(outcome.warnings),
@@ -386,7 +387,9 @@ def _bayes(s: SuiteScore) -> dict[str, Any]:
     }
 
 
-def _comparison(comparison: Comparison) -> dict[str, Any]:
+def _comparison(comparison: Comparison, rows: bool = True) -> dict[str, Any]:
+    """A comparison's report entry; ``rows=False``: its ``stimuli`` left empty, for
+    :func:`report_parts` to write a part at a time."""
     test = comparison.test
     return {
         "metric": comparison.metric,
@@ -419,20 +422,24 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
         ),
         "power": wording.power_sentence(comparison),
         "notes": wording.comparison_notes(comparison),
-        "stimuli": [
-            {
-                "name": r.id,
-                "baseline": _number(r.baseline),
-                "candidate": _number(r.candidate),
-                "delta": _number(r.delta),
-                "status": r.status,
-                "p_worse": _number(r.p_worse),
-                "p_holm": _number(r.p_holm),
-                "regressed": r.regressed,
-            }
-            for r in comparison.rows
-        ],
+        "stimuli": _comparison_rows(comparison.rows) if rows else [],
     }
+
+
+def _comparison_rows(rows: Sequence[StimulusRow]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": r.id,
+            "baseline": _number(r.baseline),
+            "candidate": _number(r.candidate),
+            "delta": _number(r.delta),
+            "status": r.status,
+            "p_worse": _number(r.p_worse),
+            "p_holm": _number(r.p_holm),
+            "regressed": r.regressed,
+        }
+        for r in rows
+    ]
 
 
 def dumps(data: Any) -> str:
@@ -493,31 +500,69 @@ def write_json(path: str, data: dict[str, Any]) -> None:
     atomic_write(path, dumps(data))
 
 
-#: stimuli turned into JSON text at a time by :func:`report_parts`
+#: stimuli (or a comparison's rows) turned into JSON text at a time by :func:`report_parts`
 STIMULI_PER_PART = 1000
 #: where the stimuli go in the indented text of the report without them
 _STIMULI_SLOT = '\n  "stimuli": [],\n'
-#: what is around the items of a list nested in a list, indented
-_NESTED_OPEN, _NESTED_CLOSE = "[\n  [\n", "\n  ]\n]"
+#: where a comparison's rows go (its last key, inside the comparisons list)
+_COMPARISON_SLOT = '\n      "stimuli": []\n'
 
 
 def report_parts(outcome: CheckOutcome) -> Iterator[str]:
     """The text of :func:`dumps` (:func:`build_report`), in parts of at most
-    :data:`STIMULI_PER_PART` stimuli each."""
-    head, tail = dumps(_report_without_stimuli(outcome)).split(_STIMULI_SLOT, 1)
-    stimuli = _stimuli(outcome)
-    batch = [entry for _, entry in zip(range(STIMULI_PER_PART), stimuli, strict=False)]
+    :data:`STIMULI_PER_PART` stimuli (or rows of a comparison) each: 150,000 compared
+    stimuli made 170 MB of rows and text at once."""
+    text = dumps(_report_without_stimuli(outcome, comparison_rows=False))
+    head, tail = text.split(_STIMULI_SLOT, 1)
+    pieces = tail.split(_COMPARISON_SLOT)
+    if len(pieces) != len(outcome.comparisons) + 1:  # not where expected: rows written whole
+        head, tail = dumps(_report_without_stimuli(outcome)).split(_STIMULI_SLOT, 1)
+        pieces = [tail]
+    pending = yield from _list_parts(head, '\n  "stimuli": [', _stimuli(outcome), 2, "],\n")
+    for piece, comparison in zip(pieces, outcome.comparisons, strict=False):
+        rows = comparison.rows
+        entries = (
+            entry
+            for start in range(0, len(rows), STIMULI_PER_PART)
+            for entry in _comparison_rows(rows[start : start + STIMULI_PER_PART])
+        )
+        opening = '\n      "stimuli": ['
+        pending = yield from _list_parts(pending + piece, opening, entries, 4, "]\n")
+    yield pending + pieces[-1]
+
+
+def _list_parts(
+    before: str, opening: str, entries: Iterator[dict[str, Any]], depth: int, after: str
+) -> Generator[str, None, str]:
+    """``before``, then the list ``opening`` starts, its ``entries`` written as the indented
+    report writes a list nested ``depth`` lists deep, a part of :data:`STIMULI_PER_PART` at
+    a time; returns what is left to write: the list's end, at its indent, and ``after``."""
+    batch = [entry for _, entry in zip(range(STIMULI_PER_PART), entries, strict=False)]
     if not batch:
-        yield head + _STIMULI_SLOT + tail
-        return
-    yield head + '\n  "stimuli": [\n'
+        return before + opening + after
+    yield before + opening + "\n"
+    open_, close = _nesting(depth)
     while batch:
-        # The batch as the one element of a list is "[\n  [\n    {...},\n    {...}\n  ]\n]":
-        # its items indented by 4, as the report's stimuli are.
-        items = _indented([batch])[len(_NESTED_OPEN) : -len(_NESTED_CLOSE)]
-        batch = [entry for _, entry in zip(range(STIMULI_PER_PART), stimuli, strict=False)]
+        items = _indented(_nested(batch, depth))[len(open_) : -len(close)]
+        batch = [entry for _, entry in zip(range(STIMULI_PER_PART), entries, strict=False)]
         yield items + (",\n" if batch else "\n")
-    yield "  ],\n" + tail
+    return "  " * (depth - 1) + after
+
+
+def _nested(batch: list[dict[str, Any]], depth: int) -> Any:
+    """``batch`` as the one element of a list, ``depth`` - 1 times: its items then come out
+    of :func:`_indented` indented by 2 × ``depth``, as they stand in the report."""
+    nested: Any = batch
+    for _ in range(depth - 1):
+        nested = [nested]
+    return nested
+
+
+def _nesting(depth: int) -> tuple[str, str]:
+    """What :func:`_indented` writes around the items of :func:`_nested`."""
+    opening = "".join("  " * level + "[\n" for level in range(depth))
+    closing = "".join("\n" + "  " * level + "]" for level in reversed(range(depth)))
+    return opening, closing
 
 
 def write_report(path: str, outcome: CheckOutcome) -> None:

@@ -434,6 +434,46 @@ def test_the_streamed_json_report_is_the_whole_one(write_jsonl, tmp_path, monkey
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8")) == json.loads(whole)
 
 
+def test_the_streamed_json_report_is_the_whole_one_with_comparisons(
+    write_jsonl, tmp_path, monkeypatch
+) -> None:
+    """Each comparison's per-stimulus rows are streamed too (150,000 compared stimuli held
+    170 MB of rows and text at once): the same text for every part size, for three
+    comparisons (all suites, one suite, pass^2)."""
+    import json
+
+    from gate.report import json_report
+
+    def records(shift: int) -> list[dict[str, object]]:
+        rows = []
+        for i in range(23):
+            for suite in ("a", "b"):
+                rows += trials_of(f"s{i:02d}", "PFPPF"[(i + shift) % 3 :] + "P", suite)
+        rows += trials_of("only-here", "PP")
+        return rows
+
+    base = str(write_jsonl(records(0), name="base.jsonl"))
+    cand = str(write_jsonl(records(1), name="cand.jsonl"))
+    config = tmp_path / "gates.yml"
+    config.write_text(
+        "gates:\n  max_regression: [{max: 0.05}, {max: 0.05, suite: a},"
+        " {max: 0.05, metric: pass_hat_k, k: 2}]\n",
+        encoding="utf-8",
+    )
+    outcome = run_check(request_from_options([cand], config=str(config), baseline=[base]))
+    assert [len(c.rows) for c in outcome.comparisons] == [47, 23, 47]
+    whole = json_report.dumps(build_report(outcome))
+    for per_part in (1, 5, 23, 1000):
+        monkeypatch.setattr(json_report, "STIMULI_PER_PART", per_part)
+        assert "".join(json_report.report_parts(outcome)) == whole
+    json_report.write_report(str(tmp_path / "r.json"), outcome)
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert report == json.loads(whole)
+    assert sum(len(c["stimuli"]) for c in report["comparisons"]) == sum(
+        len(c.rows) for c in outcome.comparisons
+    )
+
+
 def test_a_lone_surrogate_does_not_change_how_the_reports_numbers_are_written(
     write_jsonl, monkeypatch
 ) -> None:
