@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -579,3 +579,51 @@ def test_a_guess_narrows_the_bisection_and_never_changes_its_answer() -> None:
     for part in (counts[::2], counts):
         got = memo.first_true("rule", "side", part, predicate, lambda nn: nn // 3)
         assert np.array_equal(got, answer[np.searchsorted(counts, part)])
+
+
+def test_advice_is_the_same_whatever_the_chunk_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite, per-stimulus and paired advice simulate a few runs at a time: with a run a
+    chunk they give the same shares at every m and the same answers as with every run in
+    one chunk."""
+    from gate.metrics.decision import PairedRule, more_trials, more_trials_paired
+
+    rng = np.random.default_rng(8)
+    n = np.full(40, 4)
+    c = rng.integers(0, 5, size=40)
+    n_c = np.full(40, 4)
+    c_c = np.clip(c + rng.integers(-1, 2, size=40), 0, 4)
+    suite = IntervalRule("pass_rate", 1, 0.55, "min", 0.95, "mid-p", "suite")
+    each = IntervalRule("pass_rate", 1, 0.3, "min", 0.95, "mid-p", "stimuli")
+    paired = PairedRule("max_regression", "pass_rate", 1, 0.05, 0.15)
+
+    def answers() -> tuple[object, ...]:
+        family: dict[int, float] = {}
+        per_stimulus = stimulus_more_trials(each, n, c, family=family)
+        return (
+            more_trials(suite, n, c),
+            per_stimulus,
+            family,
+            more_trials_paired(paired, n, c, n_c, c_c),
+        )
+
+    def paired_draws() -> dict[int, np.ndarray]:
+        """The paired simulation's counts at each m it tried, every run's, in order."""
+        seen: dict[int, list[np.ndarray]] = {}
+        real = PairedRule.evaluate_counts
+
+        def spy(self: PairedRule, nb: Any, cb: Any, nc: Any, cc: Any) -> Any:
+            seen.setdefault(int(np.asarray(nb).ravel()[0]), []).append(np.hstack([cb, cc]))
+            return real(self, nb, cb, nc, cc)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(PairedRule, "evaluate_counts", spy)
+            more_trials_paired(paired, n, c, n_c, c_c)
+        return {m: np.vstack(parts) for m, parts in seen.items()}
+
+    whole, drawn = answers(), paired_draws()
+    monkeypatch.setattr(decision, "_CHUNK_ELEMENTS", 1)
+    assert answers() == whole
+    chunked = paired_draws()
+    assert chunked.keys() == drawn.keys()
+    assert all(np.array_equal(chunked[m], drawn[m]) for m in drawn)
+    assert whole[0] is not None and whole[3] is not None
