@@ -515,11 +515,12 @@ def report_parts(outcome: CheckOutcome) -> Iterator[str]:
     text = dumps(_report_without_stimuli(outcome, comparison_rows=False))
     head, tail = text.split(_STIMULI_SLOT, 1)
     pieces = tail.split(_COMPARISON_SLOT)
-    if len(pieces) != len(outcome.comparisons) + 1:  # not where expected: rows written whole
+    streamed = outcome.comparisons
+    if len(pieces) != len(streamed) + 1:  # not where expected: their rows written whole
         head, tail = dumps(_report_without_stimuli(outcome)).split(_STIMULI_SLOT, 1)
-        pieces = [tail]
+        pieces, streamed = [tail], ()
     pending = yield from _list_parts(head, '\n  "stimuli": [', _stimuli(outcome), 2, "],\n")
-    for piece, comparison in zip(pieces, outcome.comparisons, strict=False):
+    for piece, comparison in zip(pieces, streamed, strict=False):
         rows = comparison.rows
         entries = (
             entry

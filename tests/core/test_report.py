@@ -871,3 +871,22 @@ def test_a_mid_p_level_other_than_95_percent_is_warned_of_and_the_warning_is_tru
         )
         said = wording.warnings(run_check(request))
         assert any("calibrated at 95%" in w for w in said) is warned
+
+
+def test_comparison_rows_are_written_whole_when_their_place_is_not_found(
+    write_jsonl, monkeypatch
+) -> None:
+    """Should the empty rows' text not be found once per comparison, the report is still
+    the whole one (its rows made at once, as before they were streamed)."""
+    from gate.report import json_report
+
+    base = write_jsonl([r for i in range(6) for r in trials_of(f"s{i}", "PPF")], name="b.jsonl")
+    cand = write_jsonl([r for i in range(6) for r in trials_of(f"s{i}", "PFF")], name="c.jsonl")
+    request = request_from_options(
+        [str(cand)], config=None, overrides={"max_regression": "0.05"}, baseline=[str(base)]
+    )
+    outcome = run_check(request)
+    assert outcome.comparisons
+    whole = json_report.dumps(build_report(outcome))
+    monkeypatch.setattr(json_report, "_COMPARISON_SLOT", "\n      no such text\n")
+    assert "".join(json_report.report_parts(outcome)) == whole
