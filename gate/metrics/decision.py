@@ -1121,26 +1121,31 @@ def _future_pass_chunks(
         return
     runs = p.shape[0] if p.ndim == 2 else 1
     rows = p.reshape(runs, -1)
-    per_chunk = _CHUNK_ELEMENTS if elements is None else elements
-    step = max(1, per_chunk // max(rows.shape[1], 1))
+    chunks = _run_chunks(runs, rows.shape[1], elements)
     normal_branch = p.size >= _NORMAL_ELEMENTS and m * 0.25 >= _NORMAL_VARIANCE
     if normal_branch:
         normal_branch = any(
-            bool(np.any(m * q * (1.0 - q) >= _NORMAL_VARIANCE))
-            for q in (rows[start : start + step] for start in range(0, runs, step))
+            bool(np.any(m * rows[c] * (1.0 - rows[c]) >= _NORMAL_VARIANCE)) for c in chunks
         )
     # A stream of each m's own: the binomial's draws at two m's from one seed fall out of
     # step within a few stimuli, so its runs at different m are as good as independent.
     # One normal stream for all m ties them instead, and the per-stimulus answers left
     # without one went from 38 to 96 of 10,870 (another seed: 48).
     gauss = np.random.default_rng([seed, m]) if normal_branch else None
-    for start in range(0, runs, step):
-        q = rows[start : start + step]
+    for chunk in chunks:
+        q = rows[chunk]
         if gauss is None:
             extra = np.asarray(rng.binomial(m, q), dtype=np.int64)
         else:
             extra = _normal_passes(m, q, rng, gauss)
         yield extra.reshape((-1, *p.shape[1:]) if p.ndim == 2 else p.shape)
+
+
+def _run_chunks(runs: int, stimuli: int, elements: int | None = None) -> list[slice]:
+    """The runs simulated together: at most ``elements`` stimulus-runs a chunk
+    (:data:`_CHUNK_ELEMENTS` by default), one run at least, in order."""
+    step = max(1, (_CHUNK_ELEMENTS if elements is None else elements) // max(stimuli, 1))
+    return [slice(start, start + step) for start in range(0, runs, step)]
 
 
 def _normal_passes(
@@ -1375,15 +1380,14 @@ def more_trials_paired(
     # A few runs at a time, as :func:`_future_pass_chunks`: the baseline's draws of every
     # run first (kept as int32), then the candidate's, so the numbers are those of two
     # draws over all runs; 150,000 stimuli took 12 s and 750 MB.
-    step = max(1, _CHUNK_ELEMENTS // max(nb.size, 1))
-    starts = range(0, runs, step)
+    chunks = _run_chunks(runs, nb.size)
 
     def probability(m: int) -> float:
         rng = np.random.default_rng(seed)
-        extra_b = [rng.binomial(m, pb[at : at + step]).astype(np.int32) for at in starts]
+        extra_b = [rng.binomial(m, pb[chunk]).astype(np.int32) for chunk in chunks]
         decided = 0
-        for at, drawn_b in zip(starts, extra_b, strict=True):
-            drawn_c = rng.binomial(m, pc[at : at + step])
+        for chunk, drawn_b in zip(chunks, extra_b, strict=True):
+            drawn_c = rng.binomial(m, pc[chunk])
             result = rule.evaluate_counts(nb + m, cb + drawn_b, nc + m, cc + drawn_c)
             decided += _decided_runs(result.outcome)
         return decided / runs
