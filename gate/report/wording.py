@@ -117,8 +117,16 @@ def some(ids: Sequence[str], escape: Escape = _plain, limit: int = 5) -> str:
     >>> some([f"q{i}" for i in range(50_000)])
     'q0, q1, q2, q3, q4 and 49,995 more'
     """
-    shown = ", ".join(escape(x) for x in ids[:limit])
-    return shown + (f" and {len(ids) - limit:,} more" if len(ids) > limit else "")
+    return ", ".join(escape(x) for x in ids[:limit]) + and_more(len(ids), limit)
+
+
+def and_more(total: int, shown: int) -> str:
+    """What follows the first ``shown`` of ``total`` items named in a sentence.
+
+    >>> and_more(50_000, 5), and_more(5, 5)
+    (' and 49,995 more', '')
+    """
+    return f" and {total - shown:,} more" if total > shown else ""
 
 
 def stimulus_interval_text(method: str, trials: Iterable[int]) -> str:
@@ -749,7 +757,7 @@ def comparison_notes(
         shown = "; ".join(
             f"{escape(x.id)} ({x.describe(comparison.k)})" for x in comparison.excluded[:5]
         )
-        more = f" and {len(comparison.excluded) - 5:,} more" if len(comparison.excluded) > 5 else ""
+        more = and_more(len(comparison.excluded), 5)
         notes.append(
             f"{stimuli_count(len(comparison.excluded))} in both runs left out of the paired test: "
             f"{shown}{more}."
