@@ -50,7 +50,7 @@ from gate.metrics.decision import (
 )
 from gate.metrics.intervals import method_label, suite_interval_label
 from gate.metrics.trial_noise import pass_fail_sums
-from gate.scoring import Metric, SuiteScore, metric_values
+from gate.scoring import Metric, SuiteScore, metric_values, names_of, score_arrays
 
 if TYPE_CHECKING:
     from gate.metric_gates import UsageOf
@@ -228,11 +228,13 @@ def _subject(suite: SuiteScore, spec: GateSpec) -> str:
 def _check_k(suite: SuiteScore, spec: GateSpec, k: int) -> None:
     if spec.metric not in ("pass_at_k", "pass_hat_k"):
         return
-    too_few = [s for s in suite.chosen(spec.tag, spec.suite) if s.trials < k]
-    if too_few:
+    chosen = suite.chosen(spec.tag, spec.suite)
+    too_few = np.flatnonzero(score_arrays(chosen, ("trials",))["trials"] < k)
+    if too_few.size:
+        first = chosen[int(too_few[0])]
         raise ConfigError(
-            f"a gate needs k = {k} but stimulus {too_few[0].name!r} has only "
-            f"{too_few[0].trials} counted {'trial' if too_few[0].trials == 1 else 'trials'}; "
+            f"a gate needs k = {k} but stimulus {first.name!r} has only "
+            f"{first.trials} counted {'trial' if first.trials == 1 else 'trials'}; "
             "it cannot be evaluated"
         )
 
@@ -327,13 +329,13 @@ def _point_gate(spec: GateSpec, suite: SuiteScore, k: int) -> GateDecision:
     values = metric_values(
         suite, metric, k=k, estimator=spec.estimator, tag=spec.tag, suite_name=spec.suite
     )
-    names = [s.name for s in values.stimuli]
+    names = names_of(values.stimuli)
     numbers = values.values
     unmeasured: tuple[str, ...] = ()
     if metric == "flakiness":
         # A stimulus with one counted trial has flakiness 0 whatever the agent does: it would
         # pass a flakiness gate (or dilute the suite's mean) on no evidence at all.
-        measured = np.array([s.trials >= 2 for s in values.stimuli])
+        measured = score_arrays(values.stimuli, ("trials",))["trials"] >= 2
         unmeasured = tuple(x for x, m in zip(names, measured.tolist(), strict=True) if not m)
         if not measured.any():
             return _unmeasured_flakiness(spec, suite, unmeasured)

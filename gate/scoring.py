@@ -474,6 +474,11 @@ def stimulus_records(stimuli: Sequence[StimulusScore]) -> list[StimulusTrials]:
     return [x._columns.counts.records[x._i] for x in stimuli]
 
 
+def names_of(stimuli: Sequence[StimulusScore]) -> list[str]:
+    """:attr:`StimulusScore.name` of each stimulus, read from the records together."""
+    return [record.stimulus for record in stimulus_records(stimuli)]
+
+
 def _field(stimulus: StimulusScore, name: str) -> Any:
     if name.endswith(("_lo", "_hi")):
         interval = getattr(stimulus, name[:-3] + "_interval")
@@ -542,7 +547,7 @@ class SuiteScore:
     def per_trial(self) -> bool:
         """Whether some stimulus came as trials (else every one is a counts row: no trial
         order, no messages, nothing for the views that read them to look for)."""
-        return any(s._record.ordered for s in self.stimuli)
+        return any(record.ordered for record in stimulus_records(self.stimuli))
 
     def count_arrays(self) -> dict[str, npt.NDArray[np.int64]]:
         """Each stimulus's trials, passes, errors and skipped trials, as arrays: made at each
@@ -600,7 +605,7 @@ class SuiteScore:
     @cached_property
     def suite_names(self) -> tuple[str, ...]:
         """The suites the stimuli belong to, sorted."""
-        return tuple(sorted({s.suite for s in self.stimuli}))
+        return tuple(sorted({record.suite for record in stimulus_records(self.stimuli)}))
 
     def chosen(self, tag: str | None = None, suite: str | None = None) -> list[StimulusScore]:
         """The stimuli carrying ``tag`` in the suite named ``suite`` (``None``: any)."""

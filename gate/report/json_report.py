@@ -255,7 +255,7 @@ def _report_without_stimuli(outcome: CheckOutcome, comparison_rows: bool = True)
         "methods": {
             "confidence": s.confidence,
             "stimulus_interval": wording.stimulus_interval_text(
-                s.interval_method, (x.trials for x in s.stimuli)
+                s.interval_method, s.count_arrays()["trials"].tolist()
             ),
             "suite_interval": s.pass_rate_interval.method,
             "pass_at_k_estimator": PASS_AT_K_ESTIMATOR,

@@ -21,6 +21,7 @@ from gate.scoring import (
     StimulusScore,
     SuiteScore,
     in_trial_order,
+    names_of,
     reliability_of,
     score_arrays,
 )
@@ -112,7 +113,7 @@ def worst_first(stimuli: Sequence[StimulusScore]) -> list[StimulusScore]:
     if not stimuli:
         return []
     arrays = score_arrays(stimuli, ("pass_rate", "pass_hat_k", "flakiness_percent"))
-    names = [s.name for s in stimuli]
+    names = names_of(stimuli)
     name_rank = np.empty(len(names), dtype=np.int64)  # not a numpy string array: 4 bytes a char
     name_rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
     order = np.lexsort(
@@ -343,7 +344,7 @@ def render_messages(suite: SuiteScore, ordered: Sequence[StimulusScore]) -> str:
     chosen, unread = failing_with_messages(suite, ordered, MAX_STIMULUS_ROWS)
     if not chosen:
         return ""
-    show_suite = len({x.suite for x in suite.stimuli}) > 1
+    show_suite = len(suite.suite_names) > 1
     items = []
     for stimulus in chosen:
         name = f"{stimulus.suite}/{stimulus.name}" if show_suite else stimulus.name
@@ -371,15 +372,17 @@ def render_methods(outcome: CheckOutcome) -> str:
 def render_notes(outcome: CheckOutcome) -> str:
     s = outcome.suite
     parts = []
-    errored = [s.stimuli[i] for i in np.flatnonzero(s.count_arrays()["errors"]).tolist()]
-    if errored:
+    errors = s.count_arrays()["errors"]
+    errored = np.flatnonzero(errors)
+    if errored.size:
         # At most as many rows as the stimuli table: 100,000 stimuli must not make a summary
         # of megabytes (the JSON report lists every stimulus's messages).
+        most = errored[np.argsort(-errors[errored], kind="stable")[:MAX_STIMULUS_ROWS]]
         rows = [
             [md_text(x.name), str(x.errors), md_text(wording.first_error_message(x), 160)]
-            for x in sorted(errored, key=lambda x: -x.errors)[:MAX_STIMULUS_ROWS]
+            for x in (s.stimuli[i] for i in most.tolist())
         ]
-        more = len(errored) - len(rows)
+        more = errored.size - len(rows)
         parts.append(
             folded(
                 wording.plural(s.errors, "errored trial"),
