@@ -450,7 +450,7 @@ def check(
     from gate.fileio import atomic_write
     from gate.pipeline import request_from_options, run_check
     from gate.report import wording
-    from gate.report.json_report import build_report, dumps, write_report
+    from gate.report.json_report import report_parts, write_report
     from gate.report.markdown import render_summary
 
     json_to_stdout = json_path == "-"
@@ -512,7 +512,7 @@ def check(
     # stdout carries one document, so that it can be piped: the JSON report or the Markdown;
     # a person at a terminal gets the rendered view instead of the Markdown.
     if json_to_stdout:
-        show(dumps(build_report(outcome)))
+        show("".join(report_parts(outcome)))
     elif summary == "-":
         show(render_summary(outcome))
     elif quiet:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -13,6 +14,7 @@ from gate.report.escape import md_text
 from gate.report.json_report import build_report
 from gate.report.markdown import FOLD_ROWS, MAX_STIMULUS_ROWS, render_summary
 from gate.schemas import validator
+from gate.scoring import StimulusScore
 from tests.conftest import EXAMPLES, trials_of
 
 
@@ -890,3 +892,105 @@ def test_comparison_rows_are_written_whole_when_their_place_is_not_found(
     whole = json_report.dumps(build_report(outcome))
     monkeypatch.setattr(json_report, "_COMPARISON_SLOT", "\n      no such text\n")
     assert "".join(json_report.report_parts(outcome)) == whole
+
+
+def _stimulus_entry_one_by_one(stimulus: StimulusScore, more: dict[tuple[str, str], int]) -> dict:
+    """A stimulus's report entry built from its own attributes, one at a time: what the
+    report writes a column at a time (:func:`gate.report.json_report._stimuli_text`)."""
+    from gate.report.json_report import ESTIMANDS
+
+    def number(value: float) -> float | None:
+        return None if math.isnan(value) or math.isinf(value) else round(value, 10)
+
+    def interval(metric: str) -> dict[str, object]:
+        found = getattr(stimulus, metric + "_interval")
+        return {
+            "lo": number(found.lo),
+            "hi": number(found.hi),
+            "method": found.method,
+            "confidence": found.confidence,
+            "estimand": ESTIMANDS[("stimulus", metric)],
+        }
+
+    reliability = stimulus.reliability()
+    return {
+        "suite": stimulus.suite,
+        "name": stimulus.name,
+        "tags": sorted(stimulus.tags),
+        "trials": stimulus.trials,
+        "passes": stimulus.passes,
+        "errors": stimulus.errors,
+        "skipped": stimulus.skipped,
+        "outcomes": stimulus.outcomes,
+        "pass_rate": number(stimulus.pass_rate),
+        "pass_rate_interval": interval("pass_rate"),
+        "pass_at_k": number(stimulus.pass_at_k),
+        "pass_at_k_interval": interval("pass_at_k"),
+        "pass_hat_k": number(stimulus.pass_hat_k),
+        "pass_hat_k_plugin": number(stimulus.pass_hat_k_plugin),
+        "pass_hat_k_interval": interval("pass_hat_k"),
+        "score": number(stimulus.aggregate_score),
+        "unscored": stimulus.unscored,
+        "flaky": stimulus.flaky,
+        "flakiness": number(stimulus.flakiness),
+        "flakiness_percent": number(stimulus.flakiness_percent),
+        "flakiness_band": stimulus.flakiness_band,
+        "reading": stimulus.reading,
+        "more_trials": more.get((stimulus.suite, stimulus.name)),
+        "reliability": None if reliability is None else reliability._asdict(),
+        "messages": [m.as_record() for m in stimulus.messages],
+    }
+
+
+def test_the_reports_stimuli_are_their_scores_one_by_one(write_jsonl, tmp_path, monkeypatch):
+    """The report writes its stimuli as text a column at a time; read back, each entry is
+    the one its stimulus's own attributes give: two suites, tags, graded and missing
+    scores, errors and skips, a lone surrogate in a name and in a message, a trial index
+    past 64 bits, stimuli read as counts (no trial order), and the trials an undecided gate
+    asks for. Its text is orjson's indented text of that data (a dict per stimulus, as it
+    was written before), for every part size."""
+    from gate.gates import more_trials_by_stimulus
+    from gate.report import json_report
+
+    records = []
+    for i in range(14):
+        for t, letter in enumerate("PFPPEPSF"[: 2 + i % 7]):
+            record = trials_of(f"s{i:02d}", letter, suite="alpha" if i % 3 else "beta")[0]
+            record["trial"] = t
+            if i % 4 == 0:
+                record["tags"] = ["slow", "tools"] if i % 8 else ["a\ud800b"]
+            if i % 5 == 1 and letter in "PF":
+                record["score"] = round(0.1 * t + 0.03 * i, 3)
+            if letter in "FE":
+                record["message"] = f"why {i}/{t}" + (" \ud83d" if i == 3 else "")
+            records.append(record)
+    records += trials_of("lone \udc80 name", "PPF") + trials_of("always", "PPPP")
+    huge = trials_of("huge", "FP")
+    huge[0].update(trial=2**70, message="past 64 bits")
+    records += huge
+    results = write_jsonl(records)
+    counts = tmp_path / "counts.jsonl"
+    counts.write_text(
+        '{"suite": "gamma", "stimulus": "total", "n": 40, "c": 31}\n'
+        '{"suite": "gamma", "stimulus": "none", "n": 9, "c": 0}\n',
+        encoding="utf-8",
+    )
+    outcome = run_check(request_from_options([str(results), str(counts)], config=None))
+    more = more_trials_by_stimulus(outcome.gates, outcome.suite)
+    assert more, [(g.outcome, g.value, g.lower, g.upper, g.advice) for g in outcome.gates]
+    expected = [_stimulus_entry_one_by_one(s, more) for s in outcome.suite.stimuli]
+    assert len(expected) == 19
+    assert {(e["flaky"], e["passes"] == e["trials"]) for e in expected} == {
+        (True, False),
+        (False, True),
+        (False, False),
+    }
+    assert {"huge", "lone \udc80 name", "total"} <= {e["name"] for e in expected}
+    assert any(e["reliability"] is None for e in expected)
+    assert any(e["score"] is not None and e["score"] != e["pass_rate"] for e in expected)
+    assert any(m["trial"] == 2**70 for e in expected for m in e["messages"])
+    for per_part in (1, 4, 1000):
+        monkeypatch.setattr(json_report, "STIMULI_PER_PART", per_part)
+        text = "".join(json_report.report_parts(outcome))
+        assert json.loads(text)["stimuli"] == expected
+        assert json_report.dumps(json.loads(text)) == text
