@@ -171,26 +171,18 @@ def _stimuli_text(
         for name, a in arrays.items()
     }
     records = stimulus_records(chunk)
-    repeated: dict[str, str] = {}  # suites, outcomes, bands and readings repeat
-
-    def often(value: str) -> str:
-        found = repeated.get(value)
-        if found is None:
-            found = repeated[value] = _string_text(value)
-        return found
-
     passes, trials = arrays["passes"].tolist(), arrays["trials"].tolist()
     columns = {
         **numbers,
-        "suite": [often(r.suite) for r in records],
+        "suite": _string_texts([r.suite for r in records]),
         "name": [_string_text(r.stimulus) for r in records],
         "tags": [_value_text(sorted(r.tags)) if r.tags else "[]" for r in records],
-        "outcomes": [often(x) for x in outcomes],
+        "outcomes": _string_texts(outcomes),
         "score": numbers["aggregate_score"],
         "unscored": ["false" if x else "true" for x in scored_of(chunk)],
         "flaky": ["true" if 0 < c < n else "false" for c, n in zip(passes, trials, strict=True)],
-        "flakiness_band": [often(s.flakiness_band) for s in chunk],
-        "reading": [often(x) for x in readings(chunk, arrays)],
+        "flakiness_band": _string_texts([s.flakiness_band for s in chunk]),
+        "reading": _string_texts(readings(chunk, arrays)),
         "more_trials": [_integer_text(more.get((r.suite, r.stimulus))) for r in records],
         "reliability": [
             "null" if r is None else _value_text(_reliability(*r)) for r in reliabilities
@@ -226,6 +218,13 @@ def _number_texts(values: list[Any]) -> list[str]:
     import orjson
 
     return orjson.dumps(values).decode("ascii")[1:-1].split(",") if values else []
+
+
+def _string_texts(values: Sequence[str]) -> list[str]:
+    """:func:`_string_text` of each of ``values``, each distinct one written once (suites,
+    bands and readings repeat)."""
+    texts = {value: _string_text(value) for value in set(values)}
+    return list(map(texts.__getitem__, values))
 
 
 def _integer_text(value: int | None) -> str:
