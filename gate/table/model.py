@@ -57,6 +57,15 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
+#: the most trials (n + skipped, counted and skipped) a run's stimuli may add up to: totals
+#: are summed in 64-bit integers (2^62 and more wrapped to negative counts and a wrong
+#: verdict) and read as floats, exact up to 2^53.
+MOST_COUNTED_TRIALS = 2**53
+#: the most trials (n + skipped) one stimulus given as totals may have: its exact tests
+#: sum their terms in logs of factorials, whose rounding grows with the trials (a p-value
+#: of 0.5 read 0.49 at 10^12 trials a side and 0.73 at 10^11; at 2^31, 0.499995).
+MOST_STIMULUS_TRIALS = 2**31
+
 #: A counts row's score sum may exceed its ok trials by this much of them (float rounding
 #: in whatever summed the scores).
 _SUM_SLACK = 1e-9
@@ -1318,6 +1327,23 @@ class TrialTable:
                 expected="n ≥ 1 or skipped ≥ 1",
                 found="n=0, skipped=0",
             )
+        if counts.n + counts.skipped > MOST_STIMULUS_TRIALS:
+            raise InputError(
+                f"stimulus {counts.stimulus!r} has more than {MOST_STIMULUS_TRIALS:,} (2^31) "
+                "trials, past which its exact tests are not computed reliably",
+                where,
+                expected=f"n + skipped at most {MOST_STIMULUS_TRIALS:,}",
+                found=f"{counts.n + counts.skipped:,}",
+            )
+        if self._trials + counts.n + counts.skipped > MOST_COUNTED_TRIALS:
+            raise InputError(
+                f"stimulus {counts.stimulus!r}: the run's trials add up to more than "
+                f"{MOST_COUNTED_TRIALS:,} (2^53), past which its totals would not be exact",
+                where,
+                expected=f"n + skipped of every stimulus of a run adding up to at most "
+                f"{MOST_COUNTED_TRIALS:,}",
+                found=f"{self._trials + counts.n + counts.skipped:,}",
+            )
         categories: tuple[int, ...] | None = None
         score_sum = counts.score_sum
         if counts.categories is not None:
@@ -1401,7 +1427,14 @@ class TrialTable:
                 | ((n == 0) & (skipped == 0))
                 | (given & ~((score >= 0.0) & (score <= limit)))
             )
-        if bad.any() or len(set(keys)) < len(keys) or not self._stimuli.keys().isdisjoint(keys):
+        added = sum(rows.n) + sum(rows.skipped)  # exact: the int64 columns could wrap
+        if (
+            bad.any()
+            or len(set(keys)) < len(keys)
+            or not self._stimuli.keys().isdisjoint(keys)
+            or self._trials + added > MOST_COUNTED_TRIALS
+            or int((n + skipped).max(initial=0)) > MOST_STIMULUS_TRIALS
+        ):
             for i in range(len(rows)):
                 self.add_counts(rows.row(i))
             return
@@ -1424,7 +1457,7 @@ class TrialTable:
         )
         self._c_where.frombytes(where.astype(np.int64).tobytes())
         self._message_log.owners(len(self._stimuli))
-        self._trials += sum(rows.n) + sum(rows.skipped)
+        self._trials += added
 
     def _mixed_error(self, record: StimulusTrials, again: Provenance | None = None) -> InputError:
         if record._crow >= 0:

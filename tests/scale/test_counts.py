@@ -342,3 +342,38 @@ def test_suites_past_the_limit_are_refused_naming_the_first_over(
         assert suite.pass_rate == single.pass_rate == rows[i]["c"] / rows[i]["n"]
         assert suite.pass_hat_k_interval == single.pass_hat_k_interval
         assert suite.bayes() == single.bayes()
+
+
+@pytest.mark.parametrize("tagged", [False, True])  # as columns, and row by row
+def test_counts_past_what_the_tests_compute_exactly_are_refused_at_their_row(
+    tmp_path: Path, tagged: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two stimuli of 2^62 passing trials each added up to -2^63 in the table's 64-bit
+    totals: an all-pass run failed its gate with "every counted trial errored" (exit 1). A
+    stimulus may have 2^31 trials (its exact tests in logs of factorials stay within 10^-5
+    there), a run 2^53 (exact as floats); past either, the row that crosses it is named."""
+    from gate.table import model
+
+    def rows(*counts: int) -> Path:
+        path = tmp_path / "counts.jsonl"
+        lines = [
+            {"stimulus": f"s{i}", "n": n, "c": n, **({"tags": ["t"]} if tagged else {})}
+            for i, n in enumerate(counts)
+        ]
+        path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+        return path
+
+    table, _ = load([str(rows(2**31, 2**31))], COUNTS)
+    assert table.summary().n.tolist() == [2**31, 2**31]
+    with pytest.raises(InputError) as raised:
+        load([str(rows(5, 2**31 + 1))], COUNTS)
+    assert "counts.jsonl:2" in str(raised.value)
+    assert "more than 2,147,483,648 (2^31) trials" in str(raised.value)
+    with pytest.raises(InputError):
+        load([str(rows(2**62, 2**62))], COUNTS)
+    monkeypatch.setattr(model, "MOST_COUNTED_TRIALS", 100)
+    table, _ = load([str(rows(50, 50))], COUNTS)
+    with pytest.raises(InputError) as raised:
+        load([str(rows(50, 50, 1))], COUNTS)
+    assert "counts.jsonl:3" in str(raised.value)
+    assert "add up to more than 100" in str(raised.value)
