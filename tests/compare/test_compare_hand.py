@@ -792,3 +792,57 @@ def test_a_lower_bound_exactly_at_minus_d_does_not_rule_out_a_drop_of_d(
     (gate,) = run_check(request).gates
     # Through the pipeline the trials' noise widens L below -0.10: still inconclusive.
     assert gate.outcome == "inconclusive" and gate.lower == pytest.approx(-0.12980, abs=1e-5)
+
+
+def test_fisher_in_logs_is_the_exact_sum_on_both_sides_of_the_mode() -> None:
+    """Past 2,000 trials the p-value is summed in logs from the tail it is made of: P(X ≥ c_a)
+    from c_a up when c_a is past the mode, 1 − P(X < c_a) from c_a − 1 down otherwise, each
+    over the terms within 40 of its scales. Against the exact integer sum, tables of
+    2,001-6,000 trials, far into both tails and at the mode."""
+    rng = np.random.default_rng(44)
+    for _ in range(60):
+        n_a, n_b = (int(x) for x in rng.integers(1001, 3001, 2))
+        c_a = int(rng.integers(0, n_a + 1))
+        rate = c_a / n_a + float(rng.choice([0.0, 0.02, -0.02, 0.2, -0.2]))
+        c_b = int(np.clip(round(rate * n_b), 0, n_b))
+        top = min(c_a + c_b, n_a)
+        numerator = sum(
+            math.comb(c_a + c_b, x) * math.comb(n_a + n_b - c_a - c_b, n_a - x)
+            for x in range(c_a, top + 1)
+        )
+        exact = numerator / math.comb(n_a + n_b, n_a)
+        assert fisher_worse(n_a, c_a, n_b, c_b) == pytest.approx(exact, rel=1e-9, abs=1e-15)
+
+
+def test_fisher_of_huge_tables_strides_through_its_terms(monkeypatch) -> None:
+    """Past a million terms every step-th one is summed, with the trapezoid rule's
+    Euler–Maclaurin ends: the same p-values as summing them all (to the 10^-6 the logs of
+    such factorials allow), and a table of 2^31 trials a side (the most a counts row may
+    give) in a moment: all its terms took 8 GB."""
+    from gate.metrics import paired
+
+    tables = [
+        (10**8, 5 * 10**7, 10**8, 5 * 10**7 - 20_000),
+        (10**8, 99_900_000, 2 * 10**8, 199_796_839),
+        (4 * 10**8, 4_000_000, 133_333_333, 1_330_016),
+        (4 * 10**8, 399_600_000, 8 * 10**8, 799_200_000),
+    ]
+    every = []
+    for table in tables:
+        paired.fisher_worse.cache_clear()
+        every.append(paired.fisher_worse(*table))
+    monkeypatch.setattr(paired, "_FISHER_TERMS_MOST", 1000)
+    for table, reference in zip(tables, every, strict=True):
+        paired.fisher_worse.cache_clear()
+        assert paired.fisher_worse(*table) == pytest.approx(reference, rel=1e-5)
+    assert min(every) > 1e-6 and max(every) < 1
+    paired.fisher_worse.cache_clear()
+    half = 2**30
+    # P(X ≥ mode) = 1/2 + P(X = mode)/2, the normal density's 1/(2·sqrt(2π)·σ), σ² = 2^31/8
+    assert paired.fisher_worse(2**31, half, 2**31, half) == pytest.approx(0.5000122, abs=2e-5)
+    assert paired.fisher_worse(2**31, half, 2**31, half + 10**6) == pytest.approx(1.0)
+    # a drop of two standard deviations of the difference: the normal tail, Φ(-2)
+    shift = 2 * 32768
+    assert paired.fisher_worse(2**31, half, 2**31, half - shift) == pytest.approx(
+        0.02275, rel=1e-3
+    )
