@@ -99,3 +99,21 @@ def test_warnings_reach_stderr_when_the_summary_goes_to_a_file(tmp_path: Path) -
     assert warning in as_json.stderr and json.loads(as_json.stdout)["warnings"]
     quiet = CliRunner().invoke(main, ["check", str(xml), "--json", "-", "-q"])
     assert warning not in quiet.stderr
+
+
+def test_json_dash_is_the_report_file_streamed_a_part_at_a_time(
+    failing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--json - printed one string of the whole report (400,000 stimuli: 3 GB where the file
+    took 350 MB); it now writes the file's parts as they are made, the same text."""
+    from gate import cli
+    from gate.report import json_report
+
+    monkeypatch.setattr(json_report, "STIMULI_PER_PART", 1)
+    printed: list[str] = []
+    show = cli.show
+    monkeypatch.setattr(cli, "show", lambda text, **kw: (printed.append(text), show(text, **kw)))
+    result = check("--json", "-")
+    assert len(printed) == 2 + len(json.loads(result.stdout)["stimuli"])  # head, 5, tail
+    assert check("--json", "report.json").exit_code == result.exit_code == 1
+    assert result.stdout == (failing / "report.json").read_text(encoding="utf-8")
