@@ -356,6 +356,9 @@ class _Commands(click.Group):
             raise BadInput(str(error)) from None
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except KeyboardInterrupt:  # click's "Aborted!" exits 1, the code of "a gate failed"
+            say("eval-gate: interrupted")
+            raise click.exceptions.Exit(INTERRUPTED) from None
         except Exception as error:  # a bug: one line and exit 2; 1 means "a gate failed"
             raise BadInput(describe_unexpected(error)) from None
 
@@ -367,6 +370,10 @@ class _Commands(click.Group):
             command: click.Command = getattr(importlib.import_module(module), attribute)
             return command
         return super().get_command(ctx, cmd_name)
+
+
+#: the exit code of a check stopped by Ctrl-C (128 + SIGINT, as shells report it)
+INTERRUPTED = 130
 
 
 class FilePath(click.Path):

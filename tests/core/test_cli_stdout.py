@@ -117,3 +117,19 @@ def test_json_dash_is_the_report_file_streamed_a_part_at_a_time(
     assert len(printed) == 2 + len(json.loads(result.stdout)["stimuli"])  # head, 5, tail
     assert check("--json", "report.json").exit_code == result.exit_code == 1
     assert result.stdout == (failing / "report.json").read_text(encoding="utf-8")
+
+
+def test_ctrl_c_exits_130_not_the_code_of_a_failed_gate(
+    failing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Interrupted, click printed "Aborted!" and exited 1, which a CI step reads as "a gate
+    failed"; it is 130 (128 + SIGINT) now, and says so."""
+    import gate.pipeline
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gate.pipeline, "run_check", interrupted)
+    result = check()
+    assert result.exit_code == 130
+    assert "eval-gate: interrupted" in result.stderr
