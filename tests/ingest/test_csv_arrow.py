@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from gate.ingest import IngestOptions, csv_arrow, tabular
+from gate.errors import InputError
+from gate.ingest import IngestOptions, csv_arrow, load, tabular
 from gate.trials import Coded
 from tests.scale.test_columnar_tables import CSV_MAP, random_csv, read
 
@@ -299,7 +300,7 @@ def _source(path: Path, options: IngestOptions) -> Any:
     from gate.errors import Provenance
     from gate.ingest.values import Appearance
 
-    header = path.read_text(encoding="utf-8").splitlines()[0].split(",")
+    header = path.read_bytes().decode("utf-8", "replace").splitlines()[0].split(",")
     mapping = tabular._column_map(options, header, Provenance(str(path)))
     return tabular._CsvFile(str(path), header, mapping, ",", options, Appearance())
 
@@ -340,3 +341,26 @@ def test_a_bare_carriage_return_declines_before_the_parse(
     path.write_bytes(b"stimulus,passed\r\n" + b"a,true\r\n" * 50)  # CRLF line ends: parsed
     with pytest.raises(AssertionError, match="parsed"):
         csv_arrow.read_columns(_source(path, options))
+
+
+def test_invalid_utf8_in_a_column_not_read_is_refused_as_by_the_block_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pyarrow checks the UTF-8 of the columns it converts only: a byte 0xFF in a column no
+    field maps passed a file of over 4 MiB (exit 0) that the block reader refuses under 4 MiB
+    (exit 2). The whole file is checked first (an ASCII one at once), and a bad one declined."""
+    path = tmp_path / "r.csv"
+    rows = [b"s%d,%d,true,%s\n" % (i % 7, i // 7, b"ok") for i in range(300)]
+    rows[150] = rows[150].replace(b"ok", b"\xff")
+    path.write_bytes(b"stimulus,trial,passed,note\n" + b"".join(rows))
+    options = IngestOptions(format="csv")
+    monkeypatch.setattr(csv_arrow, "MIN_BYTES", 0)
+    assert csv_arrow.read_columns(_source(path, options)) is None
+    with pytest.raises(InputError, match="not UTF-8 text"):
+        load([str(path)], options)
+    text = "stimulus,trial,passed,note\n"
+    text += "".join(f"s{i % 7},{i // 7},true,é\n" for i in range(300))
+    path.write_bytes(text.encode("utf-8"))
+    assert csv_arrow.read_columns(_source(path, options)) is not None
+    assert csv_arrow._utf8(text.encode("utf-8"), piece=3)  # a character across pieces
+    assert not csv_arrow._utf8("é".encode()[:1], piece=3)  # cut short at the end
