@@ -421,6 +421,8 @@ class _Reading:
         used = set(mapping.values()) | {c.split(".")[0] for c in mapping.values()}
         for field in _NUMERIC_METADATA:
             if (given := column(field)) is not None:
+                if mapping.get(field, field) != field and field in cells:
+                    raise _NotColumnar  # a blank mapped cell takes this column's: rows do that
                 self.usage[field] = given.mapped(lambda v: _numbers(v, unit=False))
             elif field not in used and (plain := cells.get(field)) is not None:
                 self.usage[field] = plain.mapped(_metadata_values)
