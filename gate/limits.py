@@ -213,6 +213,22 @@ KEPT_MESSAGE_CHARS = Limit(
     None,
 )
 
+STIMULUS_COUNTED_TRIALS = Limit(
+    "trials of one stimulus as totals",
+    2**31,
+    "trials",
+    "`n` + `skipped` of one counts row: its exact tests sum logs of factorials, whose "
+    "rounding grows with the trials (a p-value of 0.5 read 0.49 at 10^12 trials a side); at "
+    "2^31 they are within 10^-5",
+)
+RUN_COUNTED_TRIALS = Limit(
+    "trials of one run as totals",
+    2**53,
+    "trials",
+    "`n` + `skipped` over every counts row of one run: the totals are kept in 64-bit "
+    "integers and read as floats, exact up to 2^53 (two rows of 2^62 wrapped to a negative "
+    "total and a wrong verdict)",
+)
 ALL: tuple[Limit, ...] = (
     INPUT_BYTES,
     DOCUMENT_BYTES,
@@ -234,6 +250,8 @@ ALL: tuple[Limit, ...] = (
     FOLDER_ENTRIES,
     SUITES,
     TRIALS,
+    STIMULUS_COUNTED_TRIALS,
+    RUN_COUNTED_TRIALS,
     API_DEADLINE_SECONDS,
     API_RESPONSE_BYTES,
     MESSAGE_CHARS,

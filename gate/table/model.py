@@ -57,14 +57,10 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-#: the most trials (n + skipped, counted and skipped) a run's stimuli may add up to: totals
-#: are summed in 64-bit integers (2^62 and more wrapped to negative counts and a wrong
-#: verdict) and read as floats, exact up to 2^53.
-MOST_COUNTED_TRIALS = 2**53
-#: the most trials (n + skipped) one stimulus given as totals may have: its exact tests
-#: sum their terms in logs of factorials, whose rounding grows with the trials (a p-value
-#: of 0.5 read 0.49 at 10^12 trials a side and 0.73 at 10^11; at 2^31, 0.499995).
-MOST_STIMULUS_TRIALS = 2**31
+#: counts past these are refused (docs/limits.md): totals wrap in 64-bit integers, and
+#: the exact tests' logs of factorials lose their precision
+MOST_COUNTED_TRIALS = limits.RUN_COUNTED_TRIALS.default
+MOST_STIMULUS_TRIALS = limits.STIMULUS_COUNTED_TRIALS.default
 
 #: A counts row's score sum may exceed its ok trials by this much of them (float rounding
 #: in whatever summed the scores).
