@@ -794,14 +794,21 @@ def test_a_lower_bound_exactly_at_minus_d_does_not_rule_out_a_drop_of_d(
     assert gate.outcome == "inconclusive" and gate.lower == pytest.approx(-0.12980, abs=1e-5)
 
 
-def test_fisher_in_logs_is_the_exact_sum_on_both_sides_of_the_mode() -> None:
+@pytest.mark.parametrize("direct_terms", [15_000, 10])  # the default; the tails always
+def test_fisher_in_logs_is_the_exact_sum_on_both_sides_of_the_mode(
+    direct_terms: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Past 2,000 trials the p-value is summed in logs from the tail it is made of: P(X ≥ c_a)
     from c_a up when c_a is past the mode, 1 − P(X < c_a) from c_a − 1 down otherwise, each
     over the terms within 40 of its scales. Against the exact integer sum, tables of
-    2,001-6,000 trials, far into both tails and at the mode."""
+    2,002-5,000 trials, far into both tails and at the mode."""
+    from gate.metrics import paired
+
+    monkeypatch.setattr(paired, "_DIRECT_TERMS_MOST", direct_terms)
+    paired.fisher_worse.cache_clear()
     rng = np.random.default_rng(44)
-    for _ in range(60):
-        n_a, n_b = (int(x) for x in rng.integers(1001, 3001, 2))
+    for _ in range(20):
+        n_a, n_b = (int(x) for x in rng.integers(1001, 2501, 2))
         c_a = int(rng.integers(0, n_a + 1))
         rate = c_a / n_a + float(rng.choice([0.0, 0.02, -0.02, 0.2, -0.2]))
         c_b = int(np.clip(round(rate * n_b), 0, n_b))
@@ -811,7 +818,10 @@ def test_fisher_in_logs_is_the_exact_sum_on_both_sides_of_the_mode() -> None:
             for x in range(c_a, top + 1)
         )
         exact = numerator / math.comb(n_a + n_b, n_a)
-        assert fisher_worse(n_a, c_a, n_b, c_b) == pytest.approx(exact, rel=1e-9, abs=1e-15)
+        assert paired.fisher_worse(n_a, c_a, n_b, c_b) == pytest.approx(
+            exact, rel=1e-9, abs=1e-15
+        )
+    paired.fisher_worse.cache_clear()
 
 
 def test_fisher_of_huge_tables_strides_through_its_terms(monkeypatch) -> None:
