@@ -254,6 +254,7 @@ def fisher_worse(n_a: int, c_a: int, n_b: int, c_b: int) -> float:
             math.comb(passes, x) * math.comb(total - passes, n_a - x) for x in range(c_a, top + 1)
         )
         return min(1.0, numerator / math.comb(total, n_a))
+
     # The terms are log-concave in x, peaked at the mode: they fall at least geometrically
     # away from it, by the ratio of the two nearest the tail summed, and within 40 standard
     # deviations of it. Summing only the terms within 40 such scales of the tail's start
@@ -269,9 +270,7 @@ def fisher_worse(n_a: int, c_a: int, n_b: int, c_b: int) -> float:
     reach = int(40.0 * math.sqrt(spread)) + 50
     first, last = max(c_a, mode - reach), min(top, mode + reach)
     if last - first < _DIRECT_TERMS_MOST:
-        terms = log_terms(np.arange(first, last + 1, dtype=np.float64))
-        peak = float(np.max(terms))
-        return min(1.0, math.exp(peak) * float(np.sum(np.exp(terms - peak))))
+        return min(1.0, _every_term_sum(log_terms, first, last))
     lowest = max(0, n_a - (total - passes))
     if c_a <= lowest:
         return 1.0
@@ -298,10 +297,15 @@ def _tail_sum(
     stop = start + way * min(way * (end - start), int(40.0 * scale) + 50)
     first, last = min(start, stop), max(start, stop)
     if last - first < _FISHER_TERMS_MOST:
-        terms = log_terms(np.arange(first, last + 1, dtype=np.float64))
-        peak = float(np.max(terms))
-        return math.exp(peak) * float(np.sum(np.exp(terms - peak)))
+        return _every_term_sum(log_terms, first, last)
     return _strided_sum(log_terms, first, last, scale)
+
+
+def _every_term_sum(log_terms: Callable[[FloatArray], FloatArray], first: int, last: int) -> float:
+    """Σ exp(log_terms(x)) over the integers x in [first, last], scaled by the largest."""
+    terms = log_terms(np.arange(first, last + 1, dtype=np.float64))
+    peak = float(np.max(terms))
+    return math.exp(peak) * float(np.sum(np.exp(terms - peak)))
 
 
 #: past this many terms (a table of about 10^8 trials a side), :func:`fisher_worse` sums
@@ -846,8 +850,7 @@ def _score_bounds(
     distinct integer table computed once per process (:data:`_SCORE_MEMO`)."""
     tables = [np.asarray(x).ravel() for x in np.broadcast_arrays(n_a, c_a, n_b, c_b)]
     small = all(np.issubdtype(x.dtype, np.integer) for x in tables) and all(
-        int(x.min(initial=0)) >= 0 and int(x.max(initial=0)) < 1 << _SCORE_KEY_BITS
-        for x in tables
+        int(x.min(initial=0)) >= 0 and int(x.max(initial=0)) < 1 << _SCORE_KEY_BITS for x in tables
     )
     if not small:
         bounds = score_difference_bounds(tables[0], tables[1], tables[2], tables[3], level)
@@ -867,9 +870,7 @@ def _score_bounds(
             known, known_lower, known_upper = missing[:0], np.zeros(0), np.zeros(0)
             missing = wanted
         mask = (1 << _SCORE_KEY_BITS) - 1
-        n_a_, c_a_, n_b_, c_b_ = (
-            (missing >> (_SCORE_KEY_BITS * (3 - j))) & mask for j in range(4)
-        )
+        n_a_, c_a_, n_b_, c_b_ = ((missing >> (_SCORE_KEY_BITS * (3 - j))) & mask for j in range(4))
         fresh = score_difference_bounds(n_a_, c_a_, n_b_, c_b_, level)
         merged = np.concatenate([known, missing])
         order = np.argsort(merged, kind="stable")

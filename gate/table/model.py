@@ -23,6 +23,7 @@ docs/scale.md has the layout.
 from __future__ import annotations
 
 import math
+import operator
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -1429,7 +1430,7 @@ class TrialTable:
             or len(set(keys)) < len(keys)
             or not self._stimuli.keys().isdisjoint(keys)
             or self._trials + added > MOST_COUNTED_TRIALS
-            or int((n + skipped).max(initial=0)) > MOST_STIMULUS_TRIALS
+            or max(map(operator.add, rows.n, rows.skipped), default=0) > MOST_STIMULUS_TRIALS
         ):
             for i in range(len(rows)):
                 self.add_counts(rows.row(i))
